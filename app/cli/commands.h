@@ -1,0 +1,16 @@
+#pragma once
+// ember-cli subcommands. Each takes the arguments after its name and returns the exit status;
+// errors are printed to stderr as one clear line.
+#include <string>
+#include <vector>
+
+namespace ember::cli {
+
+using Args = std::vector<std::string>;
+
+int runInspect(const Args& args);         // cmd_inspect.cpp
+int runTokenize(const Args& args);        // cmd_tokenize.cpp
+int runDetokenize(const Args& args);      // cmd_tokenize.cpp
+int runRenderTemplate(const Args& args);  // cmd_render_template.cpp
+
+}  // namespace ember::cli

@@ -1,0 +1,42 @@
+// ember-cli: dispatches to the subcommands in commands.h.
+#include <cstdio>
+#include <exception>
+#include <string_view>
+
+#include "commands.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: ember-cli <command> [options]\n"
+    "  inspect FILE.gguf [--json]\n"
+    "  tokenize --vocab FILE.gguf (--text S | --text-file F) [--special] [--add-bos]\n"
+    "  detokenize --vocab FILE.gguf --ids \"1 2 3\" [--special]\n"
+    "  render-template (--template FILE.jinja | --model FILE.gguf) --messages FILE.json\n"
+    "                  [--add-generation-prompt] [--bos S] [--eos S]\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string_view command = argv[1];
+  const ember::cli::Args args(argv + 2, argv + argc);
+  try {
+    if (command == "inspect") return ember::cli::runInspect(args);
+    if (command == "tokenize") return ember::cli::runTokenize(args);
+    if (command == "detokenize") return ember::cli::runDetokenize(args);
+    if (command == "render-template") return ember::cli::runRenderTemplate(args);
+    if (command == "--help" || command == "-h" || command == "help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ember-cli %s: error: %s\n", argv[1], e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "ember-cli: unknown command '%s'\n%s", argv[1], kUsage);
+  return 2;
+}
