@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what is missing, fetches the reference models, builds Ember and runs every test.
+#   scripts/test.sh [ctest arguments...]     e.g. scripts/test.sh -L engine
+# Environment: EMBER_BUILD_DIR (default ./build), EMBER_MODELS_DIR (default ~/.cache/ember/models),
+# EMBER_TESTDATA (default ../shared/testdata).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+ember_install_packages
+"$EMBER_ROOT/scripts/fetch-models.sh"
+ember_build -DEMBER_BUILD_TESTS=ON
+log "running the tests"
+cd "$EMBER_BUILD_DIR"
+ctest --output-on-failure --timeout 900 "$@"
