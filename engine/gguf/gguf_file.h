@@ -15,6 +15,10 @@
 #include "gguf/ggml_types.h"
 #include "gguf/gguf_value.h"
 
+namespace ember {
+class MappedFile;
+}
+
 namespace ember::gguf {
 
 class GgufError : public ember::Error {
@@ -22,10 +26,12 @@ class GgufError : public ember::Error {
   GgufError(const std::string& file, uint64_t offset, const std::string& what);
   const std::string& file() const { return file_; }
   uint64_t offset() const { return offset_; }
+  const std::string& detail() const { return detail_; }  // what() without file and offset
 
  private:
   std::string file_;
   uint64_t offset_;
+  std::string detail_;
 };
 
 struct TensorInfo {
@@ -51,7 +57,9 @@ class GgufFile {
   const std::string& path() const { return path_; }
   uint32_t version() const { return version_; }
   uint64_t alignment() const { return alignment_; }
-  uint64_t dataOffset() const { return dataOffset_; }  // absolute offset of tensor data
+  // Absolute offset of the tensor data section (at most fileSize(): a file without tensors may
+  // end before the padding that would precede it).
+  uint64_t dataOffset() const { return dataOffset_; }
   uint64_t fileSize() const { return size_; }
 
   // Metadata in file order (keys are unique; duplicates are rejected at open).
@@ -75,16 +83,22 @@ class GgufFile {
  private:
   GgufFile() = default;
   void parse();
+  // Throws GgufError at the value of `key` saying it is not `expected`.
+  [[noreturn]] void failMistyped(const std::string& key, const std::string& expected) const;
+  const Array& getArrayOf(const std::string& key, const std::string& expected,
+                          bool (*elementOk)(ValueType)) const;
 
   std::string path_;
   const uint8_t* base_ = nullptr;
   uint64_t size_ = 0;
-  void* mapping_ = nullptr;        // mmap'd region (null for in-memory buffers)
-  std::vector<uint8_t> buffer_;    // owned bytes for fromBuffer
+  std::unique_ptr<MappedFile> mapping_;  // null for in-memory buffers
+  std::vector<uint8_t> buffer_;          // owned bytes for fromBuffer
   uint32_t version_ = 0;
   uint64_t alignment_ = 32;
   uint64_t dataOffset_ = 0;
+  uint64_t metadataOffset_ = 0;  // where the key/value section starts
   std::vector<std::pair<std::string, Value>> metadata_;
+  std::vector<uint64_t> metadataValueOffsets_;  // absolute offset of each value, for errors
   std::map<std::string, size_t, std::less<>> metadataIndex_;
   std::vector<TensorInfo> tensors_;
   std::map<std::string, size_t, std::less<>> tensorIndex_;

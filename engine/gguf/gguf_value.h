@@ -18,12 +18,14 @@ struct Value;
 struct Array {
   ValueType elementType = ValueType::UInt8;
   std::vector<Value> items;
+  bool operator==(const Array&) const = default;
 };
 
 struct Value {
   ValueType type = ValueType::UInt8;
   // Unsigned integers are held as uint64_t, signed ones as int64_t, floats as double.
   std::variant<uint64_t, int64_t, double, bool, std::string, Array> data;
+  bool operator==(const Value&) const = default;  // same type and same data (NaN != NaN)
 
   bool isInteger() const;
   bool isFloat() const;
@@ -31,9 +33,26 @@ struct Value {
   int64_t asInt() const;
   uint64_t asUInt() const;
   double asFloat() const;
-  bool asBool() const;  // throws unless type == Bool
+  bool asBool() const;                  // throws unless type == Bool
   const std::string& asString() const;  // throws unless type == String
   const Array& asArray() const;         // throws unless type == Array
+
+  // Construction with the matching GGUF type (for writers and tests).
+  static Value makeUInt8(uint8_t v) { return {ValueType::UInt8, uint64_t{v}}; }
+  static Value makeInt8(int8_t v) { return {ValueType::Int8, int64_t{v}}; }
+  static Value makeUInt16(uint16_t v) { return {ValueType::UInt16, uint64_t{v}}; }
+  static Value makeInt16(int16_t v) { return {ValueType::Int16, int64_t{v}}; }
+  static Value makeUInt32(uint32_t v) { return {ValueType::UInt32, uint64_t{v}}; }
+  static Value makeInt32(int32_t v) { return {ValueType::Int32, int64_t{v}}; }
+  static Value makeUInt64(uint64_t v) { return {ValueType::UInt64, v}; }
+  static Value makeInt64(int64_t v) { return {ValueType::Int64, v}; }
+  static Value makeFloat32(float v) { return {ValueType::Float32, double{v}}; }
+  static Value makeFloat64(double v) { return {ValueType::Float64, v}; }
+  static Value makeBool(bool v) { return {ValueType::Bool, v}; }
+  static Value makeString(std::string v) { return {ValueType::String, std::move(v)}; }
+  // Throws ember::Error when an item's type differs from elementType.
+  static Value makeArray(ValueType elementType, std::vector<Value> items);
+  static Value makeStringArray(const std::vector<std::string>& items);
 };
 
 }  // namespace ember::gguf
