@@ -41,9 +41,12 @@ class Tokenizer {
   // Loads a SentencePiece tokenizer.model protobuf directly.
   static std::unique_ptr<Tokenizer> fromSentencePieceModel(const std::filesystem::path& path);
 
-  // Encodes text. With parseSpecial, the texts of control and user-defined tokens become their
-  // ids (for text rendered by a chat template); without it they are ordinary text (user input).
-  // addBos/addEos add the special tokens when the model defines them.
+  // Encodes text. With parseSpecial, the texts of control tokens become their ids (for text
+  // rendered by a chat template); without it they are ordinary text (user input). User-defined
+  // tokens are ordinary pieces given to the model whole and always match, as libsentencepiece's
+  // user symbols and Hugging Face's non-special added tokens do. Matching is leftmost-longest.
+  // Ill-formed UTF-8 is replaced with U+FFFD first. addBos/addEos add the special tokens when
+  // the model defines them.
   std::vector<TokenId> encode(std::string_view text, bool parseSpecial, bool addBos = false,
                               bool addEos = false) const;
 
@@ -74,8 +77,9 @@ class Tokenizer {
   std::vector<std::string> tokenTexts_;  // (vocab)
   std::vector<TokenType> tokenTypes_;    // (vocab)
   SpecialTokens special_;
-  // Filled by finishVocabulary(): control and user-defined tokens matched by parseSpecial,
-  // longest first, and a text -> id index.
+  // Call once tokenTexts_/tokenTypes_/special_ are set: builds the text -> id index and the
+  // control/user-defined token matcher, and completes special_.endOfGeneration (eos, eot, eom and
+  // well-known end-of-turn control tokens, see addEndOfGenerationTokens).
   void finishVocabulary();
 
  private:
@@ -88,7 +92,9 @@ class Tokenizer {
 class IncrementalDetokenizer {
  public:
   explicit IncrementalDetokenizer(const Tokenizer& tokenizer, bool renderSpecial = false);
-  // Returns the text that became complete with this token (possibly empty).
+  // Returns the text that became complete with this token (possibly empty); bytes that can no
+  // longer become a character are replaced with U+FFFD right away. Throws ember::Error for an id
+  // outside the vocabulary.
   std::string push(TokenId id);
   // Returns what is still held back (invalid or truncated bytes become U+FFFD).
   std::string flush();

@@ -1,0 +1,94 @@
+#include "tokenizer/bpe_merges.h"
+
+#include <queue>
+
+#include "common/error.h"
+#include "tokenizer/byte_unicode.h"
+
+namespace ember {
+
+BpeMerges::BpeMerges(const std::vector<std::string>& merges,
+                     const std::function<std::optional<TokenId>(std::string_view)>& findToken) {
+  byteTokens_.assign(256, -1);
+  for (int b = 0; b < 256; ++b) {
+    if (auto id = findToken(byte_unicode::encodeByte(static_cast<uint8_t>(b)))) byteTokens_[b] = *id;
+  }
+  pairs_.reserve(merges.size());
+  std::string joined;
+  for (size_t rank = 0; rank < merges.size(); ++rank) {
+    const std::string& merge = merges[rank];
+    // Byte-level texts never contain a raw space (it is stored as U+0120), so the first space
+    // is the separator.
+    const size_t space = merge.find(' ');
+    if (space == std::string::npos || space == 0 || space + 1 >= merge.size()) {
+      throw Error("tokenizer.ggml.merges[" + std::to_string(rank) + "] '" + merge +
+                  "' is not two tokens separated by a space");
+    }
+    const std::string_view left(merge.data(), space);
+    const std::string_view right(merge.data() + space + 1, merge.size() - space - 1);
+    joined.assign(left);
+    joined.append(right);
+    const auto leftId = findToken(left), rightId = findToken(right), result = findToken(joined);
+    if (!leftId || !rightId || !result) continue;
+    pairs_.try_emplace(key(*leftId, *rightId), Merge{static_cast<int32_t>(rank), *result});
+  }
+}
+
+const BpeMerges::Merge* BpeMerges::find(TokenId left, TokenId right) const {
+  if (left < 0 || right < 0) return nullptr;
+  const auto it = pairs_.find(key(left, right));
+  return it == pairs_.end() ? nullptr : &it->second;
+}
+
+void BpeMerges::encodeWord(std::string_view bytes, std::vector<TokenId>& out) const {
+  // Symbols form a doubly linked list over the word's bytes; a merge folds the right symbol
+  // into the left one. Candidate pairs wait in a min-heap ordered by (rank, left position);
+  // entries made stale by an earlier merge are recognised and dropped when popped.
+  struct Symbol {
+    TokenId id;
+    int prev, next;
+  };
+  std::vector<Symbol> symbols(bytes.size());
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    symbols[i] = {byteTokens_[static_cast<uint8_t>(bytes[i])], static_cast<int>(i) - 1,
+                  i + 1 < bytes.size() ? static_cast<int>(i) + 1 : -1};
+  }
+  struct Candidate {
+    int32_t rank;
+    int left, right;
+    TokenId leftId, rightId;
+    bool operator>(const Candidate& o) const {
+      return rank != o.rank ? rank > o.rank : left > o.left;
+    }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
+  const auto consider = [&](int left) {
+    if (left < 0) return;
+    const int right = symbols[left].next;
+    if (right < 0) return;
+    if (const Merge* m = find(symbols[left].id, symbols[right].id)) {
+      queue.push({m->rank, left, right, symbols[left].id, symbols[right].id});
+    }
+  };
+  for (int i = 0; i + 1 < static_cast<int>(symbols.size()); ++i) consider(i);
+
+  while (!queue.empty()) {
+    const Candidate c = queue.top();
+    queue.pop();
+    Symbol& left = symbols[c.left];
+    if (left.id != c.leftId || left.next != c.right || symbols[c.right].id != c.rightId) continue;
+    Symbol& right = symbols[c.right];
+    left.id = find(c.leftId, c.rightId)->result;
+    left.next = right.next;
+    if (right.next >= 0) symbols[right.next].prev = c.left;
+    right.id = -2;  // removed; never matches a live candidate again
+    consider(left.prev);
+    consider(c.left);
+  }
+
+  for (int i = symbols.empty() ? -1 : 0; i >= 0; i = symbols[i].next) {
+    if (symbols[i].id >= 0) out.push_back(symbols[i].id);
+  }
+}
+
+}  // namespace ember
