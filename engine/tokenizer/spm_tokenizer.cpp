@@ -1,0 +1,267 @@
+#include "tokenizer/spm_tokenizer.h"
+
+#include <sentencepiece_processor.h>
+
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#include "common/error.h"
+#include "tokenizer/spm_model_proto.h"
+
+namespace ember {
+namespace {
+
+constexpr std::string_view kSpaceSymbol = "\xE2\x96\x81";  // U+2581, SentencePiece's space
+constexpr std::string_view kUnknownSurface = " \xE2\x81\x87 ";  // libsentencepiece's unk text
+
+std::string replaceAll(std::string_view text, std::string_view from, std::string_view to) {
+  std::string out;
+  out.reserve(text.size());
+  size_t start = 0;
+  for (size_t hit = text.find(from); hit != std::string_view::npos;
+       hit = text.find(from, start)) {
+    out.append(text.substr(start, hit - start)).append(to);
+    start = hit + from.size();
+  }
+  out.append(text.substr(start));
+  return out;
+}
+
+// "<0xHH>" -> the byte; -1 when the piece is not spelled that way.
+int byteOfPiece(std::string_view piece) {
+  if (piece.size() != 6 || !piece.starts_with("<0x") || piece.back() != '>') return -1;
+  int value = 0;
+  for (char c : piece.substr(3, 2)) {
+    int digit = -1;
+    if (c >= '0' && c <= '9') digit = c - '0';
+    if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
+    if (digit < 0) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
+// How the dummy prefix is applied. libsentencepiece adds it to every string it encodes, but the
+// engine encodes text in fragments split at special tokens and wants it only at the start of the
+// whole text (as Hugging Face tokenizers do). When prepending a space ourselves is exactly what
+// the normalizer would do (no whitespace trimming, prefix rather than suffix), the library's
+// prefix is switched off and encodeFragment adds it; otherwise the library's own rule stays.
+struct PrefixRule {
+  bool modelAddsDummyPrefix = false;
+  bool addedByHand = false;
+};
+
+PrefixRule prefixRuleOf(const spm::ModelProto& model) {
+  PrefixRule rule;
+  rule.modelAddsDummyPrefix =
+      model.normalizer.addDummyPrefix && !model.trainer.treatWhitespaceAsSuffix;
+  rule.addedByHand = rule.modelAddsDummyPrefix && !model.normalizer.removeExtraWhitespaces;
+  return rule;
+}
+
+class SentencePieceTokenizer final : public Tokenizer {
+ public:
+  SentencePieceTokenizer(std::string serializedModel, const PrefixRule& rule,
+                         const std::string& origin)
+      : rule_(rule), processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
+    if (rule_.addedByHand) serializedModel += spm::normalizerAddDummyPrefixOverride(false);
+    const auto status = processor_->LoadFromSerializedProto(serializedModel);
+    if (!status.ok()) {
+      throw Error("libsentencepiece rejected the tokenizer of " + origin + ": " +
+                  status.ToString());
+    }
+  }
+
+  void setVocabulary(std::vector<std::string> texts, std::vector<TokenType> types,
+                     SpecialTokens special, const std::string& origin) {
+    if (processor_->GetPieceSize() != static_cast<int>(texts.size())) {
+      throw Error("libsentencepiece loaded " + std::to_string(processor_->GetPieceSize()) +
+                  " pieces from " + origin + ", expected " + std::to_string(texts.size()));
+    }
+    tokenTexts_ = std::move(texts);
+    tokenTypes_ = std::move(types);
+    special_ = std::move(special);
+    finishVocabulary();
+  }
+
+  std::string tokenBytes(TokenId id, bool renderSpecial) const override {
+    if (id < 0 || static_cast<size_t>(id) >= tokenTexts_.size()) {
+      throw Error("token id " + std::to_string(id) + " is outside the vocabulary of " +
+                  std::to_string(tokenTexts_.size()) + " tokens");
+    }
+    const std::string& text = tokenTexts_[static_cast<size_t>(id)];
+    switch (tokenTypes_[static_cast<size_t>(id)]) {
+      case TokenType::Control: return renderSpecial ? text : std::string();
+      case TokenType::Unknown: return renderSpecial ? text : std::string(kUnknownSurface);
+      case TokenType::Byte: {
+        const int byte = byteOfPiece(text);
+        if (byte >= 0) return std::string(1, static_cast<char>(byte));
+        return text;
+      }
+      default: return replaceAll(text, kSpaceSymbol, " ");
+    }
+  }
+
+  size_t vocabSize() const override { return tokenTexts_.size(); }
+  bool stripsLeadingSpace() const override { return rule_.modelAddsDummyPrefix; }
+  std::string_view kindName() const override { return "sentencepiece"; }
+
+ protected:
+  void encodeFragment(std::string_view fragment, bool atTextStart,
+                      std::vector<TokenId>& out) const override {
+    if (fragment.empty()) return;  // the library gives no dummy prefix to empty text either
+    std::vector<int> ids;
+    sentencepiece::util::Status status;
+    if (rule_.addedByHand && atTextStart) {
+      std::string text;
+      text.reserve(fragment.size() + 1);
+      text.push_back(' ');
+      text.append(fragment);
+      status = processor_->Encode(text, &ids);
+    } else {
+      status = processor_->Encode(fragment, &ids);
+    }
+    if (!status.ok()) throw Error("libsentencepiece could not encode text: " + status.ToString());
+    out.insert(out.end(), ids.begin(), ids.end());
+  }
+
+ private:
+  PrefixRule rule_;
+  std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
+};
+
+std::optional<TokenId> idWithin(int32_t id, size_t vocabSize) {
+  if (id < 0 || static_cast<size_t>(id) >= vocabSize) return std::nullopt;
+  return id;
+}
+
+// llama.cpp stores user-defined pieces with real spaces (it matches them in the raw text), while
+// libsentencepiece matches them after the normalizer turned spaces into U+2581; spell them the
+// library's way unless that spelling is already another piece.
+void escapeUserDefinedSpaces(std::vector<spm::ModelPiece>& pieces) {
+  std::unordered_map<std::string, size_t> escapedToIndex;  // only the few pieces with spaces
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const spm::ModelPiece& piece = pieces[i];
+    if (piece.type == TokenType::UserDefined && piece.text.find(' ') != std::string::npos)
+      escapedToIndex.emplace(replaceAll(piece.text, " ", kSpaceSymbol), i);
+  }
+  if (escapedToIndex.empty()) return;
+  for (const spm::ModelPiece& piece : pieces) escapedToIndex.erase(piece.text);
+  for (auto& [escaped, index] : escapedToIndex) pieces[index].text = escaped;
+}
+
+spm::ModelProto modelFromVocabulary(const GgufVocabulary& vocab) {
+  const size_t n = vocab.tokens.size();
+  if (n == 0) throw Error("the SentencePiece vocabulary (tokenizer.ggml.tokens) is empty");
+  if (vocab.scores.size() != n) {
+    throw Error("a SentencePiece vocabulary needs tokenizer.ggml.scores for each of its " +
+                std::to_string(n) + " tokens (found " + std::to_string(vocab.scores.size()) +
+                ")");
+  }
+  spm::ModelProto model;
+  model.pieces.resize(n);
+  bool hasUnknown = false;
+  for (size_t i = 0; i < n; ++i) {
+    spm::ModelPiece& piece = model.pieces[i];
+    piece.text = vocab.tokens[i];
+    piece.score = vocab.scores[i];
+    piece.type = i < vocab.types.size() ? vocab.types[i] : TokenType::Normal;
+    if (piece.type == TokenType::Undefined) piece.type = TokenType::Normal;
+    if (piece.type == TokenType::Unknown) {
+      if (!hasUnknown) model.trainer.unkId = static_cast<int32_t>(i);
+      hasUnknown = true;
+    }
+    model.trainer.byteFallback |= piece.type == TokenType::Byte;
+  }
+  // libsentencepiece needs one UNKNOWN piece; some converters mark <unk> as a control token.
+  if (!hasUnknown) {
+    if (!vocab.special.unk) {
+      throw Error("the SentencePiece vocabulary has no unknown token (no token of type UNKNOWN "
+                  "and no tokenizer.ggml.unknown_token_id)");
+    }
+    model.trainer.unkId = *vocab.special.unk;
+    model.pieces[static_cast<size_t>(*vocab.special.unk)].type = TokenType::Unknown;
+  }
+  escapeUserDefinedSpaces(model.pieces);
+
+  // tokenizer.ggml.model "llama" means score-ordered merging of adjacent pieces with byte
+  // fallback, which is libsentencepiece's BPE model (Llama 2's and Gemma's tokenizer.model are
+  // BPE models too); Viterbi (UNIGRAM) would segment differently.
+  spm::TrainerSpec& trainer = model.trainer;
+  trainer.modelType = spm::ModelType::Bpe;
+  auto pieceName = [&](std::optional<TokenId> id, std::string& name) {
+    if (id) name = vocab.tokens[static_cast<size_t>(*id)];
+    return id ? *id : -1;
+  };
+  trainer.unkPiece = vocab.tokens[static_cast<size_t>(trainer.unkId)];
+  trainer.bosId = pieceName(vocab.special.bos, trainer.bosPiece);
+  trainer.eosId = pieceName(vocab.special.eos, trainer.eosPiece);
+  trainer.padId = pieceName(vocab.special.pad, trainer.padPiece);
+
+  model.normalizer.name = "identity";  // no precompiled charsmap: the text is used as given
+  model.normalizer.addDummyPrefix = vocab.addSpacePrefix.value_or(true);
+  model.normalizer.removeExtraWhitespaces = false;
+  model.normalizer.escapeWhitespaces = true;
+  return model;
+}
+
+std::string readWholeFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open SentencePiece model " + path.string());
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) throw Error("cannot read SentencePiece model " + path.string());
+  return std::move(bytes).str();
+}
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> makeSentencePieceTokenizer(const GgufVocabulary& vocab) {
+  const std::string origin = "the GGUF vocabulary";
+  const spm::ModelProto model = modelFromVocabulary(vocab);
+  auto tokenizer = std::make_unique<SentencePieceTokenizer>(spm::serializeModelProto(model),
+                                                            prefixRuleOf(model), origin);
+  std::vector<TokenType> types = vocab.types;
+  types.resize(vocab.tokens.size(), TokenType::Normal);
+  tokenizer->setVocabulary(vocab.tokens, std::move(types), vocab.special, origin);
+  return tokenizer;
+}
+
+std::unique_ptr<Tokenizer> makeSentencePieceTokenizerFromModelFile(
+    const std::filesystem::path& path) {
+  const std::string origin = path.string();
+  std::string bytes = readWholeFile(path);
+  spm::ModelProto model;
+  try {
+    model = spm::parseModelProto(bytes);
+  } catch (const Error& e) {
+    throw Error(origin + ": " + e.what());
+  }
+  if (model.pieces.empty()) throw Error(origin + " is not a SentencePiece model: it has no pieces");
+  const PrefixRule rule = prefixRuleOf(model);
+  auto tokenizer = std::make_unique<SentencePieceTokenizer>(std::move(bytes), rule, origin);
+
+  const size_t n = model.pieces.size();
+  std::vector<std::string> texts;
+  std::vector<TokenType> types;
+  texts.reserve(n);
+  types.reserve(n);
+  SpecialTokens special;
+  for (size_t i = 0; i < n; ++i) {
+    texts.push_back(std::move(model.pieces[i].text));
+    types.push_back(model.pieces[i].type);
+    if (types.back() == TokenType::Unknown && !special.unk) special.unk = static_cast<TokenId>(i);
+  }
+  special.bos = idWithin(model.trainer.bosId, n);
+  special.eos = idWithin(model.trainer.eosId, n);
+  special.pad = idWithin(model.trainer.padId, n);
+  // SentencePiece-trained models expect BOS first, as llama.cpp assumes for "llama" vocabularies.
+  special.addBos = special.bos.has_value();
+  if (special.eos) special.endOfGeneration.push_back(*special.eos);
+  tokenizer->setVocabulary(std::move(texts), std::move(types), std::move(special), origin);
+  return tokenizer;
+}
+
+}  // namespace ember
