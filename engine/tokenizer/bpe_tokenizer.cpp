@@ -18,8 +18,7 @@ BpeTokenizer::BpeTokenizer(const GgufVocabulary& vocab)
                                         [this](std::string_view text) { return findToken(text); });
 }
 
-void BpeTokenizer::encodeFragment(std::string_view fragment, bool /*atTextStart*/,
-                                  std::vector<TokenId>& out) const {
+void BpeTokenizer::encodeFragment(std::string_view fragment, std::vector<TokenId>& out) const {
   for (std::string_view word : preTokenizer_.split(fragment)) {
     if (preTokenizer_.ignoresMerges()) {
       // Llama 3's tokenizer takes a word that is itself a token as is, before any merge.

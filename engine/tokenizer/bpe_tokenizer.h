@@ -30,8 +30,7 @@ class BpeTokenizer : public Tokenizer {
   const std::string& preName() const { return preName_; }
 
  protected:
-  void encodeFragment(std::string_view fragment, bool atTextStart,
-                      std::vector<TokenId>& out) const override;
+  void encodeFragment(std::string_view fragment, std::vector<TokenId>& out) const override;
 
  private:
   std::string preName_;

@@ -280,12 +280,4 @@ ModelProto parseModelProto(std::string_view bytes) {
   return model;
 }
 
-std::string normalizerAddDummyPrefixOverride(bool addDummyPrefix) {
-  WireWriter sub;
-  sub.boolField(field::kNormalizerAddDummyPrefix, addDummyPrefix);
-  WireWriter out;
-  out.bytesField(field::kModelNormalizerSpec, sub.bytes());
-  return std::move(out.bytes());
-}
-
 }  // namespace ember::spm

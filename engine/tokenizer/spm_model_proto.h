@@ -64,8 +64,4 @@ std::string serializeModelProto(const ModelProto& model);
 // Parses a serialized ModelProto; throws ember::Error saying what is malformed and where.
 ModelProto parseModelProto(std::string_view bytes);
 
-// Bytes that, appended to a serialized ModelProto, set normalizer_spec.add_dummy_prefix: protobuf
-// parsers merge a repeated singular message field into the earlier one, later scalars winning.
-std::string normalizerAddDummyPrefixOverride(bool addDummyPrefix);
-
 }  // namespace ember::spm

@@ -43,30 +43,20 @@ int byteOfPiece(std::string_view piece) {
   return value;
 }
 
-// How the dummy prefix is applied. libsentencepiece adds it to every string it encodes, but the
-// engine encodes text in fragments split at special tokens and wants it only at the start of the
-// whole text (as Hugging Face tokenizers do). When prepending a space ourselves is exactly what
-// the normalizer would do (no whitespace trimming, prefix rather than suffix), the library's
-// prefix is switched off and encodeFragment adds it; otherwise the library's own rule stays.
-struct PrefixRule {
-  bool modelAddsDummyPrefix = false;
-  bool addedByHand = false;
-};
-
-PrefixRule prefixRuleOf(const spm::ModelProto& model) {
-  PrefixRule rule;
-  rule.modelAddsDummyPrefix =
-      model.normalizer.addDummyPrefix && !model.trainer.treatWhitespaceAsSuffix;
-  rule.addedByHand = rule.modelAddsDummyPrefix && !model.normalizer.removeExtraWhitespaces;
-  return rule;
+// Whether decoding drops the space the dummy prefix added. libsentencepiece adds the prefix to
+// every string it encodes; the engine encodes text in fragments split at special tokens, so each
+// fragment gets one, which is what llama.cpp does (a space after every special token, as in
+// Llama 2's "<s>[INST]" -> "<s>", "▁[", "INST", "]").
+bool modelAddsDummyPrefix(const spm::ModelProto& model) {
+  return model.normalizer.addDummyPrefix && !model.trainer.treatWhitespaceAsSuffix;
 }
 
 class SentencePieceTokenizer final : public Tokenizer {
  public:
-  SentencePieceTokenizer(std::string serializedModel, const PrefixRule& rule,
+  SentencePieceTokenizer(const std::string& serializedModel, bool addsDummyPrefix,
                          const std::string& origin)
-      : rule_(rule), processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
-    if (rule_.addedByHand) serializedModel += spm::normalizerAddDummyPrefixOverride(false);
+      : addsDummyPrefix_(addsDummyPrefix),
+        processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
     const auto status = processor_->LoadFromSerializedProto(serializedModel);
     if (!status.ok()) {
       throw Error("libsentencepiece rejected the tokenizer of " + origin + ": " +
@@ -105,30 +95,20 @@ class SentencePieceTokenizer final : public Tokenizer {
   }
 
   size_t vocabSize() const override { return tokenTexts_.size(); }
-  bool stripsLeadingSpace() const override { return rule_.modelAddsDummyPrefix; }
+  bool stripsLeadingSpace() const override { return addsDummyPrefix_; }
   std::string_view kindName() const override { return "sentencepiece"; }
 
  protected:
-  void encodeFragment(std::string_view fragment, bool atTextStart,
-                      std::vector<TokenId>& out) const override {
+  void encodeFragment(std::string_view fragment, std::vector<TokenId>& out) const override {
     if (fragment.empty()) return;  // the library gives no dummy prefix to empty text either
     std::vector<int> ids;
-    sentencepiece::util::Status status;
-    if (rule_.addedByHand && atTextStart) {
-      std::string text;
-      text.reserve(fragment.size() + 1);
-      text.push_back(' ');
-      text.append(fragment);
-      status = processor_->Encode(text, &ids);
-    } else {
-      status = processor_->Encode(fragment, &ids);
-    }
+    const auto status = processor_->Encode(fragment, &ids);
     if (!status.ok()) throw Error("libsentencepiece could not encode text: " + status.ToString());
     out.insert(out.end(), ids.begin(), ids.end());
   }
 
  private:
-  PrefixRule rule_;
+  bool addsDummyPrefix_;
   std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
 };
 
@@ -222,7 +202,7 @@ std::unique_ptr<Tokenizer> makeSentencePieceTokenizer(const GgufVocabulary& voca
   const std::string origin = "the GGUF vocabulary";
   const spm::ModelProto model = modelFromVocabulary(vocab);
   auto tokenizer = std::make_unique<SentencePieceTokenizer>(spm::serializeModelProto(model),
-                                                            prefixRuleOf(model), origin);
+                                                            modelAddsDummyPrefix(model), origin);
   std::vector<TokenType> types = vocab.types;
   types.resize(vocab.tokens.size(), TokenType::Normal);
   tokenizer->setVocabulary(vocab.tokens, std::move(types), vocab.special, origin);
@@ -240,8 +220,8 @@ std::unique_ptr<Tokenizer> makeSentencePieceTokenizerFromModelFile(
     throw Error(origin + ": " + e.what());
   }
   if (model.pieces.empty()) throw Error(origin + " is not a SentencePiece model: it has no pieces");
-  const PrefixRule rule = prefixRuleOf(model);
-  auto tokenizer = std::make_unique<SentencePieceTokenizer>(std::move(bytes), rule, origin);
+  auto tokenizer =
+      std::make_unique<SentencePieceTokenizer>(bytes, modelAddsDummyPrefix(model), origin);
 
   const size_t n = model.pieces.size();
   std::vector<std::string> texts;

@@ -119,14 +119,14 @@ std::vector<TokenId> Tokenizer::encode(std::string_view text, bool parseSpecial,
       continue;
     }
     if (pos > fragmentStart) {
-      encodeFragment(text.substr(fragmentStart, pos - fragmentStart), fragmentStart == 0, out);
+      encodeFragment(text.substr(fragmentStart, pos - fragmentStart), out);
     }
     out.push_back(match.id);
     pos += match.length;
     fragmentStart = pos;
   }
   if (fragmentStart < text.size()) {
-    encodeFragment(text.substr(fragmentStart), fragmentStart == 0, out);
+    encodeFragment(text.substr(fragmentStart), out);
   }
   if (addEos && special_.eos) out.push_back(*special_.eos);
   return out;

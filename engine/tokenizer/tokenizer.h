@@ -69,10 +69,8 @@ class Tokenizer {
   virtual std::string_view kindName() const = 0;  // "sentencepiece" or "bpe"
 
  protected:
-  // Encodes a fragment that contains no special tokens. `atTextStart` tells whether the
-  // fragment begins the whole text (SentencePiece adds its dummy prefix only there).
-  virtual void encodeFragment(std::string_view fragment, bool atTextStart,
-                              std::vector<TokenId>& out) const = 0;
+  // Encodes a fragment of text that contains no special tokens.
+  virtual void encodeFragment(std::string_view fragment, std::vector<TokenId>& out) const = 0;
 
   std::vector<std::string> tokenTexts_;  // (vocab)
   std::vector<TokenType> tokenTypes_;    // (vocab)

@@ -6,6 +6,9 @@ source), loaded with vocab_only=True. Run it in the venv scripts/bench-vs-llamac
     python3 -m venv /tmp/v && /tmp/v/bin/pip install llama-cpp-python==0.3.36
     /tmp/v/bin/python tests/tools/make_llamacpp_tokenizer_reference.py > \
         tests/engine/tokenizer/data/real_models_llamacpp.json
+With `--llama-spm VOCAB.gguf` it instead writes the special-token cases of the Llama 2
+SentencePiece vocabulary (../shared/testdata/tokenizer/ggml-vocab-llama-spm.gguf) to stdout,
+for tests/engine/tokenizer/data/spm_llama_reference.json.
 The output is stored in the repo; the tests compare against it and never run llama.cpp.
 """
 import hashlib
@@ -38,6 +41,19 @@ TEXTS = [
 ]
 
 
+# (name, text, parse_special) for the Llama 2 vocabulary: where the dummy-prefix space goes
+# around special tokens.
+LLAMA_SPM_CASES = [
+    ("template_special", "<s>[INST] Hello, how are you? [/INST] Fine.</s><s>[INST] Bye [/INST]",
+     True),
+    ("template_as_text", "<s>[INST] Hello [/INST]</s>", False),
+    ("special_mid_text", "Hello <s> world</s>", True),
+    ("special_then_space", "</s>  two spaces", True),
+    ("only_special", "<s></s>", True),
+    ("unicode_after_special", "<s>안녕하세요 🦙", True),
+]
+
+
 def sha256(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -46,7 +62,27 @@ def sha256(path):
     return h.hexdigest()
 
 
+def llama_spm(path):
+    llm = llama_cpp.Llama(path, vocab_only=True, verbose=False)
+    cases = [{"name": name, "text": text, "special": special,
+              "ids": llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)}
+             for name, text, special in LLAMA_SPM_CASES]
+    doc = {"provenance": {
+        "generator": "tests/tools/make_llamacpp_tokenizer_reference.py --llama-spm",
+        "reference": "llama.cpp via PyPI llama-cpp-python==%s, Llama(vocab_only=True)"
+                     ".tokenize(text, add_bos=False, special=parse_special)"
+                     % llama_cpp.__version__,
+        "model_file": os.path.basename(path),
+        "model_sha256": sha256(path)},
+        "cases": cases}
+    json.dump(doc, sys.stdout, ensure_ascii=False, indent=1)
+    sys.stdout.write("\n")
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--llama-spm":
+        llama_spm(sys.argv[2])
+        return
     out = {
         "provenance": "llama.cpp via PyPI llama-cpp-python==%s, Llama(vocab_only=True)"
                       ".tokenize(text, add_bos=False, special=parse_special)"

@@ -2,11 +2,13 @@
 """Writes reference token ids for Ember's SentencePiece tests, tokenized by an implementation
 independent of Ember's: Hugging Face transformers, which converts a GGUF's tokenizer.ggml.*
 metadata into a `tokenizers` BPE tokenizer itself (for Gemma: GemmaTokenizer with byte fallback,
-no prefix space and merges rebuilt from the vocabulary; for Llama 2: LlamaTokenizer, whose
-Metaspace pre-tokenizer adds the dummy-prefix space only at the start of the text).
+no prefix space and merges rebuilt from the vocabulary).
 
   gemma3    Gemma 3's own vocabulary (a real model file) -> data/gemma3_reference.json
-  llama-spm ggml-vocab-llama-spm.gguf, special-token parsing -> data/spm_llama_reference.json
+
+(Llama-2-style vocabularies with special tokens are checked against llama.cpp instead, see
+make_llamacpp_tokenizer_reference.py: transformers adds the dummy-prefix space only at the start
+of the text, llama.cpp after every special token, which is what Llama 2's chat format expects.)
 
 Not run by the tests (it needs packages and the model); the tests read its output. To refresh:
 
@@ -15,9 +17,6 @@ Not run by the tests (it needs packages and the model); the tests read its outpu
     /tmp/ref-venv/bin/python tests/tools/make_spm_reference.py gemma3 \
         ~/.cache/ember/models/gemma-3-270m-q4_k_m.gguf \
         tests/engine/tokenizer/data/gemma3_reference.json
-    /tmp/ref-venv/bin/python tests/tools/make_spm_reference.py llama-spm \
-        ../shared/testdata/tokenizer/ggml-vocab-llama-spm.gguf \
-        tests/engine/tokenizer/data/spm_llama_reference.json
 
 `special: false` cases are encoded with split_special_tokens=True (control-token text stays
 ordinary text, as for user input); `special: true` cases let control tokens match (text rendered
@@ -46,17 +45,7 @@ GEMMA3_CASES = [
      "<start_of_turn>user\nWhat is 2+2?<end_of_turn>\n<start_of_turn>model\n", False),
 ]
 
-LLAMA_SPM_CASES = [
-    ("template_special", "<s>[INST] Hello, how are you? [/INST] Fine.</s><s>[INST] Bye [/INST]",
-     True),
-    ("template_as_text", "<s>[INST] Hello [/INST]</s>", False),
-    ("special_mid_text", "Hello <s> world</s>", True),
-    ("special_then_space", "</s>  two spaces", True),
-    ("only_special", "<s></s>", True),
-    ("unicode_after_special", "<s>안녕하세요 🦙", True),
-]
-
-CASE_SETS = {"gemma3": GEMMA3_CASES, "llama-spm": LLAMA_SPM_CASES}
+CASE_SETS = {"gemma3": GEMMA3_CASES}
 
 
 def sha256_of(path):
@@ -69,7 +58,7 @@ def sha256_of(path):
 
 def main():
     if len(sys.argv) != 4 or sys.argv[1] not in CASE_SETS:
-        sys.exit("usage: make_spm_reference.py {gemma3|llama-spm} VOCAB.gguf OUTPUT.json")
+        sys.exit("usage: make_spm_reference.py gemma3 VOCAB.gguf OUTPUT.json")
     case_set, model_path, output_path = sys.argv[1], sys.argv[2], sys.argv[3]
     from transformers import AutoTokenizer
 

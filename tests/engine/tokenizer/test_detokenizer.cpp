@@ -44,7 +44,7 @@ class TinySentencePiece : public Tokenizer {
   std::string_view kindName() const override { return "test"; }
 
  protected:
-  void encodeFragment(std::string_view, bool, std::vector<TokenId>&) const override {}
+  void encodeFragment(std::string_view, std::vector<TokenId>&) const override {}  // decode-only
 };
 
 QStringList streamPieces(const Tokenizer& tokenizer, const std::vector<TokenId>& ids) {

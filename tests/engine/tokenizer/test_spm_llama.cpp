@@ -4,8 +4,9 @@
 //    shared/testdata/README.md), run through Tokenizer::fromGguf;
 //  - llama2-tokenizer.model, Meta's SentencePiece model file for the same vocabulary, loaded by
 //    libsentencepiece directly: it must give the same ids, pieces, types and special ids;
-//  - spm_llama_reference.json: Hugging Face transformers' tokenizer converted from the same GGUF,
-//    with special-token parsing on (written by tests/tools/make_spm_reference.py).
+//  - spm_llama_reference.json: llama.cpp (llama-cpp-python 0.3.36) on the same GGUF with
+//    special-token parsing on: the dummy-prefix space follows every special token, as in Llama 2's
+//    chat format (written by tests/tools/make_llamacpp_tokenizer_reference.py --llama-spm).
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -119,8 +120,8 @@ class TestSpmLlama : public QObject {
     QCOMPARE(QByteArray::fromStdString(fromModelFile_->decode(ids)), text);
   }
 
-  // Special-token parsing: transformers' tokenizer for the same GGUF is the reference.
-  void matchesTransformersWithSpecialTokens_data() {
+  // Special-token parsing: llama.cpp's tokenizer for the same GGUF is the reference.
+  void matchesLlamaCppWithSpecialTokens_data() {
     QTest::addColumn<QString>("text");
     QTest::addColumn<bool>("special");
     QTest::addColumn<QString>("expected");
@@ -136,7 +137,7 @@ class TestSpmLlama : public QObject {
     }
   }
 
-  void matchesTransformersWithSpecialTokens() {
+  void matchesLlamaCppWithSpecialTokens() {
     QFETCH(QString, text);
     QFETCH(bool, special);
     QFETCH(QString, expected);

@@ -92,16 +92,6 @@ class TestSpmModelProto : public QObject {
     QCOMPARE(tokenizer->encode("Hello, y'all!", false), expected);
   }
 
-  void overrideMergesIntoNormalizerSpec() {
-    const std::string bytes = modelBytes_ + spm::normalizerAddDummyPrefixOverride(false);
-    const spm::ModelProto model = spm::parseModelProto(bytes);
-    QVERIFY(!model.normalizer.addDummyPrefix);
-    QCOMPARE(model.normalizer.name, std::string("identity"));  // the rest is kept
-    QVERIFY(!model.normalizer.removeExtraWhitespaces);
-    // Field 3 (normalizer_spec), length 2, holding field 3 (add_dummy_prefix) = 0.
-    QCOMPARE(spm::normalizerAddDummyPrefixOverride(false), std::string("\x1A\x02\x18\x00", 4));
-  }
-
   void writesExpectedBytes() {
     spm::ModelProto model;
     model.pieces.push_back({"a", 1.0f, TokenType::Control});
