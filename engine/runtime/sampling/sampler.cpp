@@ -1,0 +1,73 @@
+#include "runtime/sampling/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "common/error.h"
+#include "runtime/sampling/stages.h"
+
+namespace ember {
+
+Sampler::Sampler(SamplingParams params, size_t vocabSize)
+    : params_(std::move(params)),
+      vocabSize_(vocabSize),
+      seed_(params_.seed ? *params_.seed : randomSeed()),
+      rng_(seed_) {
+  // The context length is the Engine's to check; here only the sampling settings matter.
+  validate(params_, vocabSize_, std::numeric_limits<int32_t>::max());
+  candidates_.items.reserve(vocabSize_);
+  if (penaltiesEnabled()) recentCounts_.assign(vocabSize_, 0);
+}
+
+bool Sampler::penaltiesEnabled() const {
+  return params_.penaltyLastN != 0 &&
+         (params_.repeatPenalty != 1.0f || params_.frequencyPenalty != 0.0f ||
+          params_.presencePenalty != 0.0f);
+}
+
+std::span<const sampling::Candidate> Sampler::lastSurvivors() const {
+  if (lastWasGreedy_) return {};
+  return candidates_.items;
+}
+
+TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> history) {
+  if (logits.size() != vocabSize_) {
+    throw Error("sampling: got " + std::to_string(logits.size()) + " logits for a vocabulary of " +
+                std::to_string(vocabSize_) + " tokens");
+  }
+  bool anyFinite = false;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    const float logit = logits[i];
+    if (std::isnan(logit) || logit == std::numeric_limits<float>::infinity()) {
+      throw Error("sampling: the model produced a non-finite logit (" +
+                  std::string(std::isnan(logit) ? "nan" : "inf") + ") for token " +
+                  std::to_string(i));
+    }
+    anyFinite = anyFinite || std::isfinite(logit);
+  }
+  if (!anyFinite) throw Error("sampling: every token has probability zero (all logits are -inf)");
+
+  candidates_.reset(logits);
+  if (penaltiesEnabled()) {
+    const size_t window = params_.penaltyLastN < 0
+                              ? history.size()
+                              : std::min(history.size(), static_cast<size_t>(params_.penaltyLastN));
+    sampling::applyPenalties(candidates_, history.last(window), params_, recentCounts_);
+  }
+
+  lastWasGreedy_ = params_.temperature == 0.0f;
+  if (lastWasGreedy_) return sampling::pickGreedy(candidates_);
+
+  sampling::applyTemperature(candidates_, params_.temperature);
+  sampling::keepTopK(candidates_, params_.topK);
+  sampling::softmax(candidates_);
+  sampling::keepTopP(candidates_, params_.topP);
+  sampling::keepMinP(candidates_, params_.minP);
+  sampling::renormalize(candidates_);
+  return sampling::drawToken(candidates_, rng_.nextDouble());
+}
+
+}  // namespace ember
