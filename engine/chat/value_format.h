@@ -1,0 +1,16 @@
+#pragma once
+// Python's str() and repr() of values, which is what `{{ x }}` prints in Jinja2: 1.0 stays
+// "1.0", True prints "True", a list prints "['a', 1]" and a dict "{'k': None}".
+#include <string>
+#include <string_view>
+
+#include "chat/value.h"
+
+namespace ember::chat {
+
+std::string toPyStr(const Value& v);   // str(v); undefined prints as ""
+std::string toPyRepr(const Value& v);  // repr(v)
+std::string formatFloat(double d);     // repr(float): shortest round-trip, Python's layout
+std::string reprString(std::string_view utf8);  // repr(str), quotes chosen like Python
+
+}  // namespace ember::chat
