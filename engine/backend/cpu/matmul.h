@@ -1,0 +1,77 @@
+#pragma once
+// Matrix products on (quantized) weights for the CPU backend:
+//   y (n, rows) = x (n, cols) @ W^T          W: (rows, cols) in its GGUF type
+// Activations are float32; for quantized weights they are quantized once per call into the
+// matching 8-bit block format (Q8_0, with Q8_1's block sums for Q4_1/Q5_1, or Q8_K) and the dot
+// products run on integers, as llama.cpp does, with SIMD chosen at run time (AVX2+FMA baseline;
+// AVX-512/VNNI when present; scalar path that the tests compare against). For F16/BF16 weights
+// the activations are rounded to F16/BF16 first (llama.cpp's vec_dot_type for them), for F32
+// they are used as they are. Layouts and rounding: backend/cpu/quant/kernels.h.
+//
+// Threads: rows are split across the pool; for n > 1 a tile of weight rows is reused for a tile
+// of tokens while it is in cache. Each output element is computed by the same operations
+// whatever the thread count or n, so results do not depend on either. x may alias y (x is
+// consumed into the scratch before y is written).
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "backend/cpu/thread_pool.h"
+#include "gguf/ggml_types.h"
+#include "gguf/gguf_file.h"
+
+namespace ember::cpu {
+
+struct WeightMatrix {
+  gguf::GgmlType type = gguf::GgmlType::F32;
+  int64_t rows = 0;  // output features (GGUF shape[1])
+  int64_t cols = 0;  // input features (GGUF shape[0], contiguous)
+  size_t rowBytes = 0;
+  const uint8_t* data = nullptr;  // (rows, rowBytes), usually a view into the mapped file
+};
+
+bool isSupportedWeightType(gguf::GgmlType type);
+// Views a 1-D or 2-D tensor as a matrix (1-D: one row); throws ember::Error naming the tensor and
+// its type when the type is not supported or cols does not fill whole blocks.
+WeightMatrix weightMatrix(const gguf::TensorInfo& tensor);
+
+// Reusable buffers for the quantized activations, so that decoding allocates nothing per token:
+// matmul only grows it (to about n * cols bytes for quantized weights, 4 * n * cols for float).
+struct MatmulScratch {
+  std::vector<uint8_t> quantizedX;
+};
+
+void matmul(ThreadPool& pool, const WeightMatrix& w, const float* x, int64_t n, float* y,
+            MatmulScratch& scratch);
+
+// Several products of one input, y_i (n, rows_i) = x (n, cols) @ W_i^T (e.g. Q, K and V, or
+// gate and up): x is prepared once per activation format and the rows of all matrices are
+// split across the pool in one call, saving a pool round trip per extra matrix. Results are
+// bitwise those of separate matmul calls. All W_i must have the same cols; y_i must not overlap
+// one another (each may alias x).
+struct MatmulTarget {
+  const WeightMatrix* w;
+  float* y;
+};
+constexpr size_t kMaxSharedTargets = 8;
+void matmulShared(ThreadPool& pool, std::span<const MatmulTarget> targets, const float* x,
+                  int64_t n, MatmulScratch& scratch);
+
+// out (cols) = row `row` of W as float32 (embedding lookup).
+void dequantizeRow(const WeightMatrix& w, int64_t row, float* out);
+
+// Which SIMD level the kernels use on this CPU ("avx512-vnni", "avx2", "scalar"). A CPU with
+// AVX-512 but without VNNI runs the AVX2 kernels.
+const char* simdLevelName();
+
+enum class SimdLevel { Scalar, Avx2, Avx512Vnni };
+const char* simdLevelName(SimdLevel level);
+SimdLevel detectedSimdLevel();  // the best level this CPU supports
+SimdLevel simdLevel();          // the level matmul uses now
+bool simdLevelSupported(SimdLevel level);
+// Tests only: makes matmul use `level` (throws ember::Error when the CPU lacks it). Process-wide;
+// do not change it while another thread runs matmul.
+void setSimdLevelForTesting(SimdLevel level);
+
+}  // namespace ember::cpu
