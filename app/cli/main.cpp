@@ -13,7 +13,12 @@ constexpr const char* kUsage =
     "  tokenize --vocab FILE.gguf (--text S | --text-file F) [--special] [--add-bos]\n"
     "  detokenize --vocab FILE.gguf --ids \"1 2 3\" [--special]\n"
     "  render-template (--template FILE.jinja | --model FILE.gguf) --messages FILE.json\n"
-    "                  [--add-generation-prompt] [--bos S] [--eos S]\n";
+    "                  [--add-generation-prompt] [--bos S] [--eos S]\n"
+    "  generate --model M (--prompt S | --messages F.json) [--max-tokens N] [--temperature T]\n"
+    "           [--top-p P] [--top-k K] [--min-p P] [--repeat-penalty R] [--seed S]\n"
+    "           [--stop S] [--threads N] [--ctx N] [--json]\n"
+    "  chat --model M [--system S] [sampling options as for generate]\n"
+    "  logits --model M --tokens \"ids\" [--top K] [--json]\n";
 
 }  // namespace
 
@@ -29,6 +34,9 @@ int main(int argc, char** argv) {
     if (command == "tokenize") return ember::cli::runTokenize(args);
     if (command == "detokenize") return ember::cli::runDetokenize(args);
     if (command == "render-template") return ember::cli::runRenderTemplate(args);
+    if (command == "generate") return ember::cli::runGenerate(args);
+    if (command == "chat") return ember::cli::runChat(args);
+    if (command == "logits") return ember::cli::runLogits(args);
     if (command == "--help" || command == "-h" || command == "help") {
       std::fputs(kUsage, stdout);
       return 0;

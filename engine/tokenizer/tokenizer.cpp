@@ -98,7 +98,6 @@ void Tokenizer::finishVocabulary() {
 
 std::vector<TokenId> Tokenizer::encode(std::string_view text, bool parseSpecial, bool addBos,
                                        bool addEos) const {
-  if (!index_) throw Error("tokenizer used before its vocabulary was finished");
   // Ill-formed UTF-8 is replaced with U+FFFD first, so no stage ever sees broken text.
   std::string repaired;
   if (!utf8::isValid(text)) {
@@ -108,12 +107,37 @@ std::vector<TokenId> Tokenizer::encode(std::string_view text, bool parseSpecial,
   std::vector<TokenId> out;
   out.reserve(text.size() / 3 + 2);
   if (addBos && special_.bos) out.push_back(*special_.bos);
+  encodeSplitting(text, parseSpecial, {}, out);
+  if (addEos && special_.eos) out.push_back(*special_.eos);
+  return out;
+}
+
+std::vector<TokenId> Tokenizer::encodeRendered(std::string_view text,
+                                               std::span<const TextRange> plainRanges,
+                                               bool addBos) const {
+  // Byte offsets must stay valid, so broken UTF-8 is an error here rather than repaired.
+  if (!utf8::isValid(text)) throw Error("rendered prompt is not valid UTF-8");
+  std::vector<TokenId> out;
+  out.reserve(text.size() / 3 + 2);
+  if (addBos && special_.bos) out.push_back(*special_.bos);
+  encodeSplitting(text, true, plainRanges, out);
+  return out;
+}
+
+void Tokenizer::encodeSplitting(std::string_view text, bool parseSpecial,
+                                std::span<const TextRange> plainRanges,
+                                std::vector<TokenId>& out) const {
+  if (!index_) throw Error("tokenizer used before its vocabulary was finished");
   // User-defined tokens are always matched (they are ordinary pieces the model was given whole,
   // as in Hugging Face's non-special added tokens and SentencePiece's user symbols); control
-  // tokens only when the text was rendered by a template (parseSpecial).
+  // tokens only when the text was rendered by a template (parseSpecial), and not inside the
+  // plain ranges where user text sits.
   size_t fragmentStart = 0;
+  size_t range = 0;
   for (size_t pos = 0; pos < text.size();) {
-    const auto match = index_->specials.longestAt(text, pos, parseSpecial);
+    while (range < plainRanges.size() && plainRanges[range].end <= pos) ++range;
+    const bool inPlain = range < plainRanges.size() && plainRanges[range].begin <= pos;
+    const auto match = index_->specials.longestAt(text, pos, parseSpecial && !inPlain);
     if (match.id < 0) {
       ++pos;
       continue;
@@ -128,8 +152,6 @@ std::vector<TokenId> Tokenizer::encode(std::string_view text, bool parseSpecial,
   if (fragmentStart < text.size()) {
     encodeFragment(text.substr(fragmentStart), out);
   }
-  if (addEos && special_.eos) out.push_back(*special_.eos);
-  return out;
 }
 
 std::string Tokenizer::decode(std::span<const TokenId> ids, bool renderSpecial) const {

@@ -50,6 +50,18 @@ class Tokenizer {
   std::vector<TokenId> encode(std::string_view text, bool parseSpecial, bool addBos = false,
                               bool addEos = false) const;
 
+  // A byte range [begin, end) of a text.
+  struct TextRange {
+    size_t begin = 0;
+    size_t end = 0;
+  };
+  // Encodes text rendered by a chat template: control tokens are parsed everywhere except inside
+  // `plainRanges` (sorted, not overlapping: where the user's own text was inserted), so a user who
+  // types "<|im_end|>" gets plain text while the template's markers become control tokens. The
+  // text is tokenized as one whole, exactly as encode(text, true) would split it otherwise.
+  std::vector<TokenId> encodeRendered(std::string_view text, std::span<const TextRange> plainRanges,
+                                      bool addBos = false) const;
+
   // The raw bytes a token stands for (byte tokens as their byte, SentencePiece's U+2581 as a
   // space, byte-level BPE mapped back to bytes). Control tokens give their text only when
   // renderSpecial is true. The bytes of one token need not be valid UTF-8 on their own.
@@ -69,6 +81,9 @@ class Tokenizer {
   virtual std::string_view kindName() const = 0;  // "sentencepiece" or "bpe"
 
  protected:
+  // Splits at special tokens (see encode/encodeRendered) and encodes the fragments between them.
+  void encodeSplitting(std::string_view text, bool parseSpecial,
+                       std::span<const TextRange> plainRanges, std::vector<TokenId>& out) const;
   // Encodes a fragment of text that contains no special tokens.
   virtual void encodeFragment(std::string_view fragment, std::vector<TokenId>& out) const = 0;
 

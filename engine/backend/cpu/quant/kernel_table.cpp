@@ -1,8 +1,10 @@
-// Run-time choice of the kernels: the best level the CPU supports (checked once with
-// __builtin_cpu_supports, which also checks that the OS saves the vector registers), or the
-// level a test forced.
+// Run-time choice of the kernels: the default level (see defaultSimdLevel), the best level
+// the CPU supports (checked once with __builtin_cpu_supports, which also checks that the OS
+// saves the vector registers) when asked for, or the level a test forced.
 #include <atomic>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "backend/cpu/quant/kernels.h"
 #include "common/error.h"
@@ -49,9 +51,24 @@ SimdLevel detectedSimdLevel() {
   return level;
 }
 
+// The level used unless a test forces one. The AVX2 kernels sum in the same order as
+// llama.cpp's x86 kernels, so they reproduce its logits bit for bit on Q4_1/Q8_0/Q6_K models;
+// the AVX-512 ones reorder the sums, which these small models turn into different greedy
+// answers. So AVX-512 is opt-in (EMBER_SIMD=avx512) until its kernels keep the same order.
+SimdLevel defaultSimdLevel() {
+  static const SimdLevel level = [] {
+    const SimdLevel best = detectedSimdLevel();
+    const char* wanted = std::getenv("EMBER_SIMD");
+    if (wanted && std::string_view(wanted) == "avx512") return best;
+    if (wanted && std::string_view(wanted) == "scalar") return SimdLevel::Scalar;
+    return best == SimdLevel::Avx512Vnni ? SimdLevel::Avx2 : best;
+  }();
+  return level;
+}
+
 SimdLevel simdLevel() {
   const int forced = forcedLevel.load(std::memory_order_relaxed);
-  return forced >= 0 ? SimdLevel(forced) : detectedSimdLevel();
+  return forced >= 0 ? SimdLevel(forced) : defaultSimdLevel();
 }
 
 bool simdLevelSupported(SimdLevel level) { return int(level) <= int(detectedSimdLevel()); }

@@ -1,0 +1,92 @@
+// ember-bench: speed figures of the engine, as BENCHMARKS.md describes them.
+//   ember-bench (pp|tg|bw|all|tokens) --model M [--threads N] [--repetitions R] [--json]
+//               [--prompt-seed S] [--count N]
+// pp: prompt tokens/s for 512- and 2048-token prompts; tg: decode tokens/s for 128 tokens after
+// a 512-token prompt (with TTFT and inter-token latency); bw: streaming read bandwidth (GB/s)
+// for the roofline; tokens: prints the synthetic prompt ids (so a peer can use the same ones).
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "../cli/cli_args.h"
+#include "bench_figures.h"
+#include "bench_report.h"
+#include "common/error.h"
+
+using namespace ember;
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: ember-bench (pp|tg|bw|all|tokens) --model M [--threads N] [--repetitions R] "
+    "[--json] [--prompt-seed S] [--count N]\n";
+
+int run(const std::vector<std::string>& raw) {
+  if (raw.empty()) throw Error("missing figure");
+  const std::string figure = raw[0];
+  const cli::ParsedArgs args(std::vector<std::string>(raw.begin() + 1, raw.end()),
+                             {"--model", "--threads", "--repetitions", "--prompt-seed", "--count"},
+                             {"--json"});
+  const int threads = std::stoi(args.value("--threads").value_or("0"));
+  const int repetitions = std::stoi(args.value("--repetitions").value_or("5"));
+  const uint64_t promptSeed = std::stoull(args.value("--prompt-seed").value_or("1234"));
+  const bool json = args.flag("--json");
+  if (repetitions < 1) throw Error("--repetitions must be at least 1");
+
+  bench::Reporter reporter(json);
+  if (figure == "bw") {
+    std::vector<double> values;
+    for (int r = 0; r < repetitions; ++r) values.push_back(bench::probeReadBandwidth(threads));
+    reporter.report("bw", "GB/s", values, {}, "");
+    return 0;
+  }
+  EngineOptions options;
+  options.modelPath = args.required("--model");
+  options.threads = threads;
+  options.contextLength = 2560;
+  options.maxSequences = 1;
+  const auto engine = Engine::load(options);
+  const std::string sha = bench::fileSha256(options.modelPath);
+  if (figure == "tokens") {
+    const size_t count = std::stoul(args.value("--count").value_or("512"));
+    for (int32_t id : bench::syntheticPrompt(count, engine->vocabSize(), promptSeed))
+      std::printf("%d ", id);
+    std::printf("\n");
+    return 0;
+  }
+  const bool all = figure == "all";
+  if (!all && figure != "pp" && figure != "tg") throw Error("unknown figure '" + figure + "'");
+  // One warm-up request so page faults and thread start-up are not measured.
+  bench::measurePrompt(*engine, bench::syntheticPrompt(32, engine->vocabSize(), promptSeed));
+  if (all || figure == "pp") {
+    for (size_t n : {size_t(512), size_t(2048)}) {
+      const auto prompt = bench::syntheticPrompt(n, engine->vocabSize(), promptSeed);
+      std::vector<bench::Sample> samples;
+      for (int r = 0; r < repetitions; ++r) samples.push_back(bench::measurePrompt(*engine, prompt));
+      reporter.report("pp" + std::to_string(n), "tokens/s", bench::values(samples), samples, sha);
+    }
+  }
+  if (all || figure == "tg") {
+    const auto prompt = bench::syntheticPrompt(512, engine->vocabSize(), promptSeed);
+    std::vector<bench::Sample> samples;
+    for (int r = 0; r < repetitions; ++r)
+      samples.push_back(bench::measureGeneration(*engine, prompt, 128));
+    reporter.report("tg128", "tokens/s", bench::values(samples), samples, sha);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ember-bench: error: %s\n%s", e.what(), kUsage);
+    return 1;
+  }
+}

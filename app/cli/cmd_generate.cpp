@@ -1,0 +1,111 @@
+// ember-cli generate: one answer, streamed to stdout, then its stats.
+// ember-cli chat: an interactive conversation in the terminal.
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "commands.h"
+#include "common/error.h"
+#include "engine_options.h"
+
+namespace ember::cli {
+namespace {
+
+// Runs one request to the end, printing text as it comes; returns its stats.
+RequestStats runToEnd(Engine& engine, GenerationRequest request, std::string* answer) {
+  RequestStats stats;
+  engine.addRequest(std::move(request), [&](const RequestEvent& e) {
+    if (e.kind == RequestEvent::Kind::Text) {
+      std::fwrite(e.text.data(), 1, e.text.size(), stdout);
+      std::fflush(stdout);
+      if (answer) *answer += e.text;
+    } else {
+      stats = *e.stats;
+    }
+  });
+  while (engine.hasWork()) engine.step();
+  return stats;
+}
+
+void printModelNotes(const Engine& engine) {
+  const ModelInfo& info = engine.info();
+  if (!info.chatTemplateWarning.empty())
+    std::fprintf(stderr, "warning: %s\n", info.chatTemplateWarning.c_str());
+}
+
+}  // namespace
+
+int runGenerate(const Args& raw) {
+  auto valueOptions = modelValueOptions();
+  valueOptions.insert({"--prompt", "--messages"});
+  const ParsedArgs args(raw, valueOptions, {"--json"});
+  GenerationRequest request;
+  request.sampling = samplingFrom(args);
+  if (auto prompt = args.value("--prompt")) {
+    request.prompt = *prompt;
+  } else if (auto messages = args.value("--messages")) {
+    loadMessages(*messages, request);
+  } else {
+    throw Error("give --prompt TEXT or --messages FILE.json");
+  }
+  const auto engine = Engine::load(engineOptionsFrom(args));
+  printModelNotes(*engine);
+  std::string answer;
+  const RequestStats stats = runToEnd(*engine, std::move(request), &answer);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+  if (args.flag("--json")) {
+    auto j = statsJson(stats);
+    j["text"] = answer;
+    j["model"] = engine->info().path;
+    j["backend"] = engine->info().backendName;
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::fprintf(stderr, "%s\n", statsLine(stats).c_str());
+  }
+  return stats.finishReason == FinishReason::Error ? 1 : 0;
+}
+
+int runChat(const Args& raw) {
+  auto valueOptions = modelValueOptions();
+  valueOptions.insert("--system");
+  const ParsedArgs args(raw, valueOptions, {});
+  const SamplingParams sampling = samplingFrom(args);
+  const auto engine = Engine::load(engineOptionsFrom(args));
+  printModelNotes(*engine);
+  std::fprintf(stderr, "%s on %s, context %d. Type a message; /reset starts over, /exit or "
+               "Ctrl-D quits.\n", engine->info().architecture.c_str(),
+               engine->info().backendName.c_str(), engine->info().contextLength);
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+  if (auto system = args.value("--system"))
+    messages.push_back({{"role", "system"}, {"content", *system}});
+  const size_t systemCount = messages.size();
+  std::string line;
+  for (;;) {
+    std::fputs("\n> ", stderr);
+    if (!std::getline(std::cin, line) || line == "/exit") break;
+    if (line == "/reset") {
+      messages.erase(messages.begin() + static_cast<ptrdiff_t>(systemCount), messages.end());
+      continue;
+    }
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    messages.push_back({{"role", "user"}, {"content", line}});
+    GenerationRequest request;
+    request.messages = messages;
+    request.sampling = sampling;
+    std::string answer;
+    RequestStats stats;
+    try {
+      stats = runToEnd(*engine, std::move(request), &answer);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      messages.erase(messages.end() - 1);
+      continue;
+    }
+    messages.push_back({{"role", "assistant"}, {"content", answer}});
+    std::fprintf(stderr, "\n%s\n", statsLine(stats).c_str());
+  }
+  return 0;
+}
+
+}  // namespace ember::cli

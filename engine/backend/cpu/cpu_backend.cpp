@@ -1,0 +1,194 @@
+#include "backend/cpu/cpu_backend.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "backend/cpu/ops/activations.h"
+#include "model/model_weights.h"
+
+namespace ember::cpu {
+namespace {
+
+[[noreturn]] void badBatch(const std::string& what) {
+  throw ember::Error("cpu backend: invalid batch: " + what);
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& config, int threads)
+    : config_(config),
+      weights_(loadCpuWeights(model::bindModelWeights(file, config))),
+      pool_(threads) {
+  layerRopeVariant_.reserve(config_.layers.size());
+  for (const model::LayerAttention& layer : config_.layers) {
+    ops::RopeParams p;
+    p.dims = config_.ropeDims;
+    p.freqBase = layer.ropeFreqBase;
+    p.freqScale = layer.ropeFreqScale;
+    p.freqFactors = weights_.ropeFreqs.empty() ? nullptr : weights_.ropeFreqs.data();
+    p.style = config_.ropeStyle;
+    auto same = [&](const ops::RopeParams& o) {
+      return o.freqBase == p.freqBase && o.freqScale == p.freqScale;
+    };
+    auto it = std::find_if(ropeVariants_.begin(), ropeVariants_.end(), same);
+    if (it == ropeVariants_.end()) it = ropeVariants_.insert(ropeVariants_.end(), p);
+    layerRopeVariant_.push_back(int(it - ropeVariants_.begin()));
+  }
+}
+
+std::string CpuBackend::name() const {
+  return std::string("cpu (") + simdLevelName() + ", " + std::to_string(pool_.size()) + " threads)";
+}
+
+BackendMemoryInfo CpuBackend::memoryInfo() const {
+  BackendMemoryInfo info;
+  info.weightBytes = weights_.bytes;
+  info.kvCacheBytes = kvHalvesPerLayer_ * size_t(config_.layerCount) * sizeof(uint16_t);
+  info.workspaceBytes = ws_.bytes();
+  return info;
+}
+
+size_t CpuBackend::kvBytesPerBlock(int32_t blockSize) const {
+  const size_t perToken = size_t(config_.kvHeadCount) * size_t(config_.headDim + config_.valueDim);
+  return perToken * size_t(blockSize) * size_t(config_.layerCount) * sizeof(uint16_t);
+}
+
+void CpuBackend::allocateKvCache(const KvCacheShape& shape) {
+  if (shape.blockSize <= 0 || shape.blockCount <= 0)
+    throw ember::Error("cpu backend: KV cache needs a positive block size and block count");
+  kvCache_.reset();
+  kvHalvesPerLayer_ = kvBytesPerBlock(shape.blockSize) / sizeof(uint16_t) /
+                      size_t(config_.layerCount) * size_t(shape.blockCount);
+  kvCache_ =
+      std::make_unique_for_overwrite<uint16_t[]>(kvHalvesPerLayer_ * size_t(config_.layerCount));
+  kvShape_ = shape;
+}
+
+ops::KvLayerView CpuBackend::kvLayer(int32_t layer) const {
+  ops::KvLayerView kv;
+  kv.blockCount = kvShape_.blockCount;
+  kv.blockSize = kvShape_.blockSize;
+  kv.kvHeads = config_.kvHeadCount;
+  kv.headDim = config_.headDim;
+  kv.valueDim = config_.valueDim;
+  kv.keys = kvCache_.get() + kvHalvesPerLayer_ * size_t(layer);
+  kv.values = kv.keys + int64_t(kv.blockCount) * kv.kvHeads * kv.blockSize * kv.headDim;
+  return kv;
+}
+
+bool CpuBackend::copyBlock(int32_t from, int32_t to) {
+  if (!kvCache_ || from < 0 || to < 0 || from >= kvShape_.blockCount || to >= kvShape_.blockCount)
+    return false;
+  for (int32_t il = 0; il < config_.layerCount; ++il) {
+    const ops::KvLayerView kv = kvLayer(il);
+    const size_t keyHalves = size_t(kv.kvHeads) * size_t(kv.blockSize) * size_t(kv.headDim);
+    const size_t valueHalves = size_t(kv.kvHeads) * size_t(kv.blockSize) * size_t(kv.valueDim);
+    std::memcpy(kv.keyAt(to, 0, 0), kv.keyAt(from, 0, 0), keyHalves * sizeof(uint16_t));
+    std::memcpy(kv.valueAt(to, 0, 0), kv.valueAt(from, 0, 0), valueHalves * sizeof(uint16_t));
+  }
+  return true;
+}
+
+int64_t CpuBackend::planBatch(const ForwardBatch& batch, int64_t& outputs) {
+  if (!kvCache_) badBatch("the KV cache is not allocated");
+  const int64_t tokens = int64_t(batch.tokens.size());
+  if (tokens == 0) badBatch("no tokens");
+  int64_t expectedFirst = 0, span = 0;
+  outputs = 0;
+  for (const BatchSequence& s : batch.sequences) {
+    if (s.firstToken != expectedFirst || s.tokenCount <= 0 || s.startPosition < 0 ||
+        s.firstToken + int64_t(s.tokenCount) > tokens)
+      badBatch("sequences must cover the tokens in order, each with at least one token");
+    expectedFirst += s.tokenCount;
+    const int64_t end = int64_t(s.startPosition) + s.tokenCount;
+    if (end > config_.contextLength)
+      badBatch("position " + std::to_string(end - 1) + " is past the model's context length " +
+               std::to_string(config_.contextLength));
+    const int64_t blocksNeeded = (end + kvShape_.blockSize - 1) / kvShape_.blockSize;
+    if (int64_t(s.blockTable.size()) < blocksNeeded)
+      badBatch("a block table has " + std::to_string(s.blockTable.size()) + " blocks, " +
+               std::to_string(blocksNeeded) + " needed");
+    for (int64_t b = 0; b < blocksNeeded; ++b)
+      if (s.blockTable[size_t(b)] < 0 || s.blockTable[size_t(b)] >= kvShape_.blockCount)
+        badBatch("block id " + std::to_string(s.blockTable[size_t(b)]) + " is outside the pool");
+    span = std::max(span, end);  // a global layer's last query sees every position
+    outputs += s.logits == BatchSequence::Logits::All    ? s.tokenCount
+               : s.logits == BatchSequence::Logits::Last ? 1
+                                                         : 0;
+  }
+  if (expectedFirst != tokens) badBatch("sequences do not cover every token");
+  for (TokenId id : batch.tokens)
+    if (id < 0 || id >= config_.vocabSize)
+      badBatch("token id " + std::to_string(id) + " is outside the vocabulary (" +
+               std::to_string(config_.vocabSize) + ")");
+
+  ws_.reserve(config_, int(ropeVariants_.size()), pool_.size(), tokens, outputs, span);
+  int64_t row = 0;
+  for (size_t si = 0; si < batch.sequences.size(); ++si) {
+    const BatchSequence& s = batch.sequences[si];
+    for (int32_t i = 0; i < s.tokenCount; ++i) {
+      ws_.tokenSequence[size_t(s.firstToken + i)] = int32_t(si);
+      ws_.tokenPosition[size_t(s.firstToken + i)] = s.startPosition + i;
+      const bool wanted = s.logits == BatchSequence::Logits::All ||
+                          (s.logits == BatchSequence::Logits::Last && i == s.tokenCount - 1);
+      if (wanted) ws_.outputTokens[size_t(row++)] = s.firstToken + i;
+    }
+  }
+  return span;
+}
+
+void CpuBackend::embedTokens(const ForwardBatch& batch, int64_t tokens) {
+  const int64_t width = config_.embeddingDim;
+  const float scale = config_.embeddingScale;
+  pool_.parallelFor(tokens, 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t t = begin; t < end; ++t) {
+      float* row = ws_.hidden.data() + t * width;
+      dequantizeRow(weights_.tokenEmbedding, batch.tokens[size_t(t)], row);
+      if (scale != 1.0f)
+        for (int64_t i = 0; i < width; ++i) row[i] *= scale;
+    }
+  });
+}
+
+void CpuBackend::computeRopeAngles(int64_t tokens) {
+  const int64_t stride = config_.ropeDims;  // floats per token: dims/2 (cos, sin) pairs
+  for (size_t variant = 0; variant < ropeVariants_.size(); ++variant) {
+    float* table = ws_.rope.data() + int64_t(variant) * tokens * stride;
+    for (int64_t t = 0; t < tokens; ++t)
+      ops::ropeAngles(ropeVariants_[variant], ws_.tokenPosition[size_t(t)], table + t * stride);
+  }
+}
+
+void CpuBackend::computeLogits(int64_t outputs, ForwardOutput& out) {
+  const int64_t width = config_.embeddingDim;
+  for (int64_t r = 0; r < outputs; ++r)
+    std::memcpy(ws_.outputRows.data() + r * width,
+                ws_.hidden.data() + int64_t(ws_.outputTokens[size_t(r)]) * width,
+                sizeof(float) * size_t(width));
+  rmsNormRows(ws_.outputRows.data(), weights_.outputNorm, outputs, width, ws_.outputRows.data());
+  out.rows = size_t(outputs);
+  out.logits.resize(size_t(outputs) * size_t(config_.vocabSize));
+  if (outputs == 0) return;
+  matmul(pool_, weights_.output, ws_.outputRows.data(), outputs, out.logits.data(), ws_.matmul);
+  if (config_.finalLogitSoftcap > 0.0f)
+    ops::softcap(out.logits.data(), int64_t(out.logits.size()), config_.finalLogitSoftcap);
+}
+
+void CpuBackend::forward(const ForwardBatch& batch, ForwardOutput& out) {
+  int64_t outputs = 0;
+  planBatch(batch, outputs);
+  const int64_t tokens = int64_t(batch.tokens.size());
+  embedTokens(batch, tokens);
+  computeRopeAngles(tokens);
+  for (int32_t il = 0; il < config_.layerCount; ++il) {
+    attentionBlock(batch, il, tokens);
+    feedForwardBlock(il, tokens);
+  }
+  computeLogits(outputs, out);
+}
+
+std::unique_ptr<Backend> makeCpuBackend(const gguf::GgufFile& file, int threads) {
+  return std::make_unique<CpuBackend>(file, model::readModelConfig(file), threads);
+}
+
+}  // namespace ember::cpu

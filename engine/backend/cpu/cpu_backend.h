@@ -1,0 +1,71 @@
+#pragma once
+// The CPU implementation of ember::Backend: the forward pass of the supported architectures
+// (model::ModelConfig) over quantized weights viewed in the mapped GGUF, with a paged KV cache
+// in fp16 (as llama.cpp's default cache): per layer, keys (blockCount, n_kv_head, blockSize,
+// head_dim) and values (blockCount, n_kv_head, blockSize, value_dim), so one head's positions
+// in a block are contiguous. The GgufFile must outlive the backend (the weights are views).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/cpu/cpu_backend_weights.h"
+#include "backend/cpu/cpu_backend_workspace.h"
+#include "backend/cpu/ops/attention.h"
+#include "backend/cpu/ops/rope.h"
+#include "backend/cpu/thread_pool.h"
+#include "gguf/gguf_file.h"
+#include "model/model_config.h"
+
+namespace ember::cpu {
+
+class CpuBackend final : public Backend {
+ public:
+  // threads <= 0: one per physical core. Throws ember::Error when the file's tensors do not match
+  // the configuration or use an unsupported type.
+  CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& config, int threads);
+
+  std::string name() const override;
+  BackendMemoryInfo memoryInfo() const override;
+  size_t kvBytesPerBlock(int32_t blockSize) const override;
+  void allocateKvCache(const KvCacheShape& shape) override;
+  const KvCacheShape& kvCacheShape() const override { return kvShape_; }
+  void forward(const ForwardBatch& batch, ForwardOutput& out) override;
+  size_t vocabSize() const override { return size_t(config_.vocabSize); }
+  bool copyBlock(int32_t from, int32_t to) override;
+
+  const model::ModelConfig& config() const { return config_; }
+  int threads() const { return pool_.size(); }
+
+ private:
+  // Checks the batch against the KV pool and the model; fills tokenSequence/tokenPosition and
+  // outputTokens; returns the longest attention span. Throws ember::Error on a bad batch.
+  int64_t planBatch(const ForwardBatch& batch, int64_t& outputs);
+  void embedTokens(const ForwardBatch& batch, int64_t tokens);
+  void computeRopeAngles(int64_t tokens);
+  void attentionBlock(const ForwardBatch& batch, int32_t layer, int64_t tokens);
+  void feedForwardBlock(int32_t layer, int64_t tokens);
+  void computeLogits(int64_t outputs, ForwardOutput& out);
+  ops::KvLayerView kvLayer(int32_t layer) const;
+  // y (T, n) += x (T, n), split over the pool.
+  void addInPlace(float* y, const float* x, int64_t count);
+  void rmsNormRows(const float* x, const std::vector<float>& weight, int64_t rows, int64_t width,
+                   float* y);
+
+  model::ModelConfig config_;
+  CpuWeights weights_;
+  ThreadPool pool_;
+  std::vector<ops::RopeParams> ropeVariants_;  // distinct RoPE settings among the layers
+  std::vector<int> layerRopeVariant_;          // (n_layer) index into ropeVariants_
+
+  KvCacheShape kvShape_;
+  std::unique_ptr<uint16_t[]> kvCache_;  // fp16 (n_layer, {keys, values}) as described above
+  size_t kvHalvesPerLayer_ = 0;
+
+  CpuWorkspace ws_;
+};
+
+// Reads the configuration from `file` and builds a CPU backend over it (file must outlive it).
+std::unique_ptr<Backend> makeCpuBackend(const gguf::GgufFile& file, int threads);
+
+}  // namespace ember::cpu

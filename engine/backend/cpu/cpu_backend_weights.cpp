@@ -1,0 +1,58 @@
+#include "backend/cpu/cpu_backend_weights.h"
+
+namespace ember::cpu {
+namespace {
+
+class Loader {
+ public:
+  WeightMatrix matrix(const gguf::TensorInfo* tensor) {
+    bytes += tensor->byteSize;
+    return weightMatrix(*tensor);
+  }
+  // A 1-D tensor as float32 (empty for an absent optional tensor).
+  std::vector<float> vector(const gguf::TensorInfo* tensor) {
+    if (!tensor) return {};
+    bytes += tensor->byteSize;
+    const WeightMatrix w = weightMatrix(*tensor);
+    std::vector<float> out(size_t(w.rows * w.cols));
+    for (int64_t r = 0; r < w.rows; ++r) dequantizeRow(w, r, out.data() + r * w.cols);
+    return out;
+  }
+  size_t bytes = 0;
+};
+
+}  // namespace
+
+CpuWeights loadCpuWeights(const model::ModelWeights& weights) {
+  Loader load;
+  CpuWeights w;
+  w.tokenEmbedding = load.matrix(weights.tokenEmbedding);
+  w.output = weights.tiedOutput ? w.tokenEmbedding : load.matrix(weights.output);
+  w.outputNorm = load.vector(weights.outputNorm);
+  w.ropeFreqs = load.vector(weights.ropeFreqs);
+  w.layers.reserve(weights.layers.size());
+  for (const model::LayerWeights& l : weights.layers) {
+    CpuLayerWeights c;
+    c.wq = load.matrix(l.wq);
+    c.wk = load.matrix(l.wk);
+    c.wv = load.matrix(l.wv);
+    c.wo = load.matrix(l.wo);
+    c.ffnGate = load.matrix(l.ffnGate);
+    c.ffnUp = load.matrix(l.ffnUp);
+    c.ffnDown = load.matrix(l.ffnDown);
+    c.attnNorm = load.vector(l.attnNorm);
+    c.ffnNorm = load.vector(l.ffnNorm);
+    c.postAttnNorm = load.vector(l.postAttnNorm);
+    c.postFfnNorm = load.vector(l.postFfnNorm);
+    c.qNorm = load.vector(l.qNorm);
+    c.kNorm = load.vector(l.kNorm);
+    c.bq = load.vector(l.bq);
+    c.bk = load.vector(l.bk);
+    c.bv = load.vector(l.bv);
+    w.layers.push_back(std::move(c));
+  }
+  w.bytes = load.bytes;
+  return w;
+}
+
+}  // namespace ember::cpu

@@ -1,0 +1,55 @@
+#include "backend/cpu/ops/activations.h"
+
+#include <array>
+#include <cmath>
+
+#include "backend/cpu/ops/half.h"
+#include "backend/cpu/ops/reference_order.h"
+#include "backend/cpu/ops/vector_math.h"
+
+namespace ember::cpu::ops {
+namespace {
+
+// gelu(h) rounded to fp16, for every fp16 bit pattern h.
+const std::array<uint16_t, 65536>& geluTable() {
+  static const std::array<uint16_t, 65536> table = [] {
+    std::array<uint16_t, 65536> t{};
+    for (uint32_t bits = 0; bits < t.size(); ++bits)
+      t[bits] = floatToHalf(geluTanh(halfToFloat(uint16_t(bits))));
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+float geluTanh(float x) {
+  constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
+  constexpr float kCoefA = 0.044715f;
+  return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * std::fma(kCoefA * x, x, 1.0f)));
+}
+
+void siluGluRow(const float* gate, const float* up, float* out, int64_t n) {
+  const int64_t chunked = n - n % kLanes;
+  vectorKernels().siluGlu(gate, up, out, chunked);
+  for (int64_t i = chunked; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+void geluTanhGluRow(const float* gate, const float* up, float* out, int64_t n) {
+  const std::array<uint16_t, 65536>& table = geluTable();
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    if (g <= -10.0f)
+      out[i] = 0.0f;
+    else if (g >= 10.0f)
+      out[i] = g * up[i];
+    else
+      out[i] = halfToFloat(table[floatToHalf(g)]) * up[i];
+  }
+}
+
+void softcap(float* x, int64_t n, float cap) {
+  for (int64_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] / cap);
+}
+
+}  // namespace ember::cpu::ops

@@ -1,0 +1,40 @@
+#include "backend/cpu/ops/rope.h"
+
+#include <cmath>
+
+namespace ember::cpu::ops {
+
+void ropeAngles(const RopeParams& params, int32_t position, float* cosSin) {
+  const float thetaScale = std::pow(params.freqBase, -2.0f / static_cast<float>(params.dims));
+  float theta = static_cast<float>(position);
+  for (int32_t i = 0; i < params.dims / 2; ++i) {
+    const float factor = params.freqFactors ? params.freqFactors[i] : 1.0f;
+    const float angle = params.freqScale * (theta / factor);
+    cosSin[2 * i] = std::cos(angle);
+    cosSin[2 * i + 1] = std::sin(angle);
+    theta *= thetaScale;
+  }
+}
+
+void applyRope(const RopeParams& params, const float* cosSin, float* x, int32_t heads,
+               int32_t headDim) {
+  const int32_t half = params.dims / 2;
+  // Normal pairs (x[2i], x[2i+1]); NEOX pairs (x[i], x[i + dims/2]). Frequency i either way.
+  const int32_t pairStride = params.style == model::RopeStyle::Neox ? half : 1;
+  const int32_t step = params.style == model::RopeStyle::Neox ? 1 : 2;
+  for (int32_t h = 0; h < heads; ++h) {
+    float* head = x + int64_t(h) * headDim;
+    for (int32_t i = 0; i < half; ++i) {
+      float* a = head + i * step;
+      float* b = a + pairStride;
+      const float c = cosSin[2 * i], s = cosSin[2 * i + 1];
+      const float x0 = *a, x1 = *b;
+      // With one rounding where llama.cpp's compiled rotation has it (GCC contracts its
+      // x0*c - x1*s into fma(x0, c, -(x1*s))).
+      *a = std::fma(x0, c, -(x1 * s));
+      *b = std::fma(x0, s, x1 * c);
+    }
+  }
+}
+
+}  // namespace ember::cpu::ops

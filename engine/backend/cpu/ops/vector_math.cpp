@@ -1,0 +1,112 @@
+#include "backend/cpu/ops/vector_math.h"
+
+#include "backend/cpu/ops/half.h"
+#include "backend/cpu/ops/reference_order.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+namespace ember::cpu::ops {
+namespace {
+
+float dotF16Scalar(const float* a, const uint16_t* b, int64_t n) {
+  float lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) lanes[l] += a[i + l] * halfToFloat(b[i + l]);
+  float sum = sumLanes16(lanes);
+  for (; i < n; ++i) sum += a[i] * halfToFloat(b[i]);
+  return sum;
+}
+
+float dotF16Lanes64Scalar(const float* a, const uint16_t* b, int64_t n) {
+  float lanes[4 * kLanes] = {};
+  int64_t i = 0;
+  for (; i + 4 * kLanes <= n; i += 4 * kLanes)
+    for (int l = 0; l < 4 * kLanes; ++l) lanes[l] += a[i + l] * halfToFloat(b[i + l]);
+  double sum = sumLanes64(lanes);
+  for (; i < n; ++i) sum += double(a[i] * halfToFloat(b[i]));
+  return float(sum);
+}
+
+void axpyF16Scalar(float alpha, const uint16_t* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += alpha * halfToFloat(x[i]);
+}
+
+void toF16Scalar(const float* x, uint16_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = floatToHalf(x[i]);
+}
+
+double expChunksScalar(float* x, int64_t chunks, float max) {
+  double sum = 0.0;
+  for (int64_t c = 0; c < chunks; ++c) {
+    float* chunk = x + c * kLanes;
+    for (int l = 0; l < kLanes; ++l) chunk[l] = expfPolynomial(chunk[l] - max);
+    sum += double(sumLanes16(chunk));
+  }
+  return sum;
+}
+
+void scaleToHalfScalar(float* x, int64_t n, float scale) {
+  for (int64_t i = 0; i < n; ++i) x[i] = roundToHalf(x[i] * scale);
+}
+
+void siluGluScalar(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = gate[i] / (1.0f + expfPolynomial(0.0f - gate[i])) * up[i];
+}
+
+template <float (*Dot16)(const float*, const uint16_t*, int64_t),
+          float (*Dot64)(const float*, const uint16_t*, int64_t)>
+void dotRowsWith(const float* q, const uint16_t* rows, int64_t count, int64_t n, float scale,
+                 bool lanes64, float* out) {
+  if (lanes64)
+    for (int64_t i = 0; i < count; ++i) out[i] = Dot64(q, rows + i * n, n) * scale;
+  else
+    for (int64_t i = 0; i < count; ++i) out[i] = Dot16(q, rows + i * n, n) * scale;
+}
+
+template <void (*Axpy)(float, const uint16_t*, float*, int64_t)>
+void accumulateRowsWith(const float* weights, const uint16_t* rows, int64_t count, int64_t width,
+                        float* lanes, int64_t laneCount, int64_t firstLane) {
+  int64_t lane = firstLane % laneCount;
+  for (int64_t i = 0; i < count; ++i) {
+    if (weights[i] != 0.0f) Axpy(weights[i], rows + i * width, lanes + lane * width, width);
+    if (++lane == laneCount) lane = 0;
+  }
+}
+
+bool cpuHasAvx2FmaF16c() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return false;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+const VectorKernels& scalarVectorKernels() {
+  static const VectorKernels kernels{dotF16Scalar,
+                                     dotF16Lanes64Scalar,
+                                     axpyF16Scalar,
+                                     toF16Scalar,
+                                     expChunksScalar,
+                                     scaleToHalfScalar,
+                                     siluGluScalar,
+                                     dotRowsWith<dotF16Scalar, dotF16Lanes64Scalar>,
+                                     accumulateRowsWith<axpyF16Scalar>};
+  return kernels;
+}
+
+const VectorKernels& vectorKernels() {
+  static const VectorKernels& chosen =
+      cpuHasAvx2FmaF16c() ? avx2VectorKernels() : scalarVectorKernels();
+  return chosen;
+}
+
+}  // namespace ember::cpu::ops

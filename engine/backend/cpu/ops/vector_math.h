@@ -1,0 +1,42 @@
+#pragma once
+// Vector primitives of the attention op: a portable scalar version and an AVX2 + FMA + F16C
+// version (vector_math_avx2.cpp), chosen once at run time from the CPU's features. Both compute
+// bit-identical results, in the operation order of reference_order.h. "f16" operands are IEEE
+// half-precision bit patterns (the KV cache's storage).
+#include <cstdint>
+
+namespace ember::cpu::ops {
+
+struct VectorKernels {
+  // sum a[i] * b[i] in the 16-lane order; a holds fp16-representable floats, so each product is
+  // exact. n need not be a multiple of 16 (the remainder is added after the lanes).
+  float (*dotF16)(const float* a, const uint16_t* b, int64_t n);
+  // The same in the 64-lane order of ggml_vec_dot_f16: the remainder (n % 64) is added in double.
+  float (*dotF16Lanes64)(const float* a, const uint16_t* b, int64_t n);
+  // y += alpha * x
+  void (*axpyF16)(float alpha, const uint16_t* x, float* y, int64_t n);
+  // y = fp16(x), rounding to nearest even
+  void (*toF16)(const float* x, uint16_t* y, int64_t n);
+  // x[i] = expfPolynomial(x[i] - max) over `chunks` chunks of 16; returns the sum of the chunks'
+  // 16-lane sums, accumulated in double.
+  double (*expChunks)(float* x, int64_t chunks, float max);
+  // x[i] = fp16 rounding of (x[i] * scale), as a float
+  void (*scaleToHalf)(float* x, int64_t n, float scale);
+  // out[i] = gate[i] / (1 + expfPolynomial(-gate[i])) * up[i]; out may alias gate or up
+  void (*siluGlu)(const float* gate, const float* up, float* out, int64_t n);
+  // out[i] = dot(q, rows + i * n) * scale for i < count, in the 64-lane order when lanes64 and
+  // the 16-lane order otherwise (one call per run of keys, for speed).
+  void (*dotRows)(const float* q, const uint16_t* rows, int64_t count, int64_t n, float scale,
+                  bool lanes64, float* out);
+  // For i < count with weights[i] != 0: lanes row (firstLane + i) % laneCount (of width floats)
+  // += weights[i] * (rows + i * width).
+  void (*accumulateRows)(const float* weights, const uint16_t* rows, int64_t count, int64_t width,
+                         float* lanes, int64_t laneCount, int64_t firstLane);
+};
+
+const VectorKernels& scalarVectorKernels();
+const VectorKernels& avx2VectorKernels();  // call only when the CPU has AVX2, FMA and F16C
+// The best kernels this CPU runs.
+const VectorKernels& vectorKernels();
+
+}  // namespace ember::cpu::ops

@@ -1,0 +1,211 @@
+// Compiled with -mavx2 -mfma -mf16c (see engine/CMakeLists.txt); called only after a CPU check.
+// Each kernel performs the same float operations, in the same order, as its scalar twin in
+// vector_math.cpp (see reference_order.h): 16 lanes are held as two 8-float registers.
+#include <immintrin.h>
+
+#include "backend/cpu/ops/half.h"
+#include "backend/cpu/ops/reference_order.h"
+#include "backend/cpu/ops/vector_math.h"
+
+namespace ember::cpu::ops {
+namespace {
+
+__m256 loadF16(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// The 16 lanes lo (0..7) and hi (8..15) summed as sumLanes16 does.
+float sumLanes(__m256 lo, __m256 hi) {
+  const __m256 b = _mm256_add_ps(lo, hi);                                               // (i, i+8)
+  const __m128 c = _mm_add_ps(_mm256_castps256_ps128(b), _mm256_extractf128_ps(b, 1));  // (i, i+4)
+  const __m128 d = _mm_add_ps(c, _mm_movehl_ps(c, c));      // (0, 2), (1, 3)
+  return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));  // 0 + 1
+}
+
+float dotF16Avx2(const float* a, const uint16_t* b, int64_t n) {
+  __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    lo = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), loadF16(b + i), lo);
+    hi = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), loadF16(b + i + 8), hi);
+  }
+  float sum = sumLanes(lo, hi);
+  for (; i < n; ++i) sum += a[i] * halfToFloat(b[i]);
+  return sum;
+}
+
+float dotF16Lanes64Avx2(const float* a, const uint16_t* b, int64_t n) {
+  __m256 acc[8];  // group g: lanes 0..7 in acc[2g], 8..15 in acc[2g + 1]
+  for (__m256& v : acc) v = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 4 * kLanes <= n; i += 4 * kLanes)
+    for (int r = 0; r < 8; ++r)
+      acc[r] = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8 * r), loadF16(b + i + 8 * r), acc[r]);
+  // (g0 + g2) + (g1 + g3), lane-wise, then the 16 lanes.
+  const __m256 lo = _mm256_add_ps(_mm256_add_ps(acc[0], acc[4]), _mm256_add_ps(acc[2], acc[6]));
+  const __m256 hi = _mm256_add_ps(_mm256_add_ps(acc[1], acc[5]), _mm256_add_ps(acc[3], acc[7]));
+  double sum = sumLanes(lo, hi);
+  for (; i < n; ++i) sum += double(a[i] * halfToFloat(b[i]));
+  return float(sum);
+}
+
+void axpyF16Avx2(float alpha, const uint16_t* x, float* y, int64_t n) {
+  const __m256 va = _mm256_set1_ps(alpha);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, loadF16(x + i), _mm256_loadu_ps(y + i)));
+  for (; i < n; ++i) y[i] += alpha * halfToFloat(x[i]);
+}
+
+void toF16Avx2(const float* x, uint16_t* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; ++i) y[i] = floatToHalf(x[i]);
+}
+
+// expfPolynomial on 8 floats. 2^n is applied in two exact halves so that every n in
+// [-192, 192] works without overflowing the exponent field.
+__m256 expPolynomial8(__m256 x) {
+  const __m256 shift = _mm256_set1_ps(0x1.8p23f);
+  const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), shift);
+  const __m256 n = _mm256_sub_ps(z, shift);
+  const __m256 b = _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.7f7d1cp-20f),
+                                    _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.62e4p-1f), x));
+  const __m256 u = _mm256_mul_ps(b, b);
+  const __m256 j = _mm256_fmadd_ps(
+      _mm256_fmadd_ps(
+          _mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f)), u,
+          _mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f))),
+      u, _mm256_fmadd_ps(_mm256_set1_ps(0x1.ffffecp-1f), b, _mm256_set1_ps(1.0f)));
+  // Clamp n to [-192, 192] (lanes beyond are replaced below), split it into two halves whose
+  // powers of two are normal floats, and scale j by each (exact unless the result is subnormal).
+  const __m256 limit = _mm256_set1_ps(192.0f);
+  const __m256i ni = _mm256_cvtps_epi32(_mm256_max_ps(_mm256_min_ps(n, limit), -limit));
+  const __m256i n1 = _mm256_srai_epi32(ni, 1);
+  const __m256i n2 = _mm256_sub_epi32(ni, n1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 p1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  const __m256 p2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  __m256 result = _mm256_mul_ps(_mm256_mul_ps(j, p1), p2);
+  const __m256 absN = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), n);
+  const __m256 outside = _mm256_cmp_ps(absN, limit, _CMP_GT_OQ);
+  if (_mm256_movemask_ps(outside) != 0) {
+    const __m256 nonPositive = _mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_LE_OQ);
+    const __m256 alternative =
+        _mm256_blendv_ps(_mm256_set1_ps(__builtin_inff()), _mm256_setzero_ps(), nonPositive);
+    result = _mm256_blendv_ps(result, alternative, outside);
+  }
+  return result;
+}
+
+double expChunksAvx2(float* x, int64_t chunks, float max) {
+  const __m256 vmax = _mm256_set1_ps(max);
+  double sum = 0.0;
+  for (int64_t c = 0; c < chunks; ++c) {
+    float* chunk = x + c * kLanes;
+    const __m256 lo = expPolynomial8(_mm256_sub_ps(_mm256_loadu_ps(chunk), vmax));
+    const __m256 hi = expPolynomial8(_mm256_sub_ps(_mm256_loadu_ps(chunk + 8), vmax));
+    _mm256_storeu_ps(chunk, lo);
+    _mm256_storeu_ps(chunk + 8, hi);
+    sum += double(sumLanes(lo, hi));
+  }
+  return sum;
+}
+
+void scaleToHalfAvx2(float* x, int64_t n, float scale) {
+  const __m256 vs = _mm256_set1_ps(scale);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h =
+        _mm256_cvtps_ph(_mm256_mul_ps(_mm256_loadu_ps(x + i), vs), _MM_FROUND_TO_NEAREST_INT);
+    _mm256_storeu_ps(x + i, _mm256_cvtph_ps(h));
+  }
+  for (; i < n; ++i) x[i] = roundToHalf(x[i] * scale);
+}
+
+void siluGluAvx2(const float* gate, const float* up, float* out, int64_t n) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 g = _mm256_loadu_ps(gate + i);
+    const __m256 e = expPolynomial8(_mm256_sub_ps(_mm256_setzero_ps(), g));
+    const __m256 silu = _mm256_div_ps(g, _mm256_add_ps(one, e));
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(silu, _mm256_loadu_ps(up + i)));
+  }
+  for (; i < n; ++i) out[i] = gate[i] / (1.0f + expfPolynomial(0.0f - gate[i])) * up[i];
+}
+
+template <float (*Dot16)(const float*, const uint16_t*, int64_t),
+          float (*Dot64)(const float*, const uint16_t*, int64_t)>
+void dotRowsWith(const float* q, const uint16_t* rows, int64_t count, int64_t n, float scale,
+                 bool lanes64, float* out) {
+  if (lanes64)
+    for (int64_t i = 0; i < count; ++i) out[i] = Dot64(q, rows + i * n, n) * scale;
+  else
+    for (int64_t i = 0; i < count; ++i) out[i] = Dot16(q, rows + i * n, n) * scale;
+}
+
+template <void (*Axpy)(float, const uint16_t*, float*, int64_t)>
+void accumulateRowsWith(const float* weights, const uint16_t* rows, int64_t count, int64_t width,
+                        float* lanes, int64_t laneCount, int64_t firstLane) {
+  int64_t lane = firstLane % laneCount;
+  for (int64_t i = 0; i < count; ++i) {
+    if (weights[i] != 0.0f) Axpy(weights[i], rows + i * width, lanes + lane * width, width);
+    if (++lane == laneCount) lane = 0;
+  }
+}
+
+// dotRows for n == N (a multiple of 64): q stays in registers across the rows. The sums are
+// the same as dotF16Avx2 / dotF16Lanes64Avx2 (each product is exact, so a multiply equals an FMA
+// into a zero accumulator).
+template <int N>
+void dotRowsFixed(const float* q, const uint16_t* rows, int64_t count, float scale, bool lanes64,
+                  float* out) {
+  constexpr int kRegs = N / 8;
+  __m256 qv[kRegs];
+  for (int r = 0; r < kRegs; ++r) qv[r] = _mm256_loadu_ps(q + 8 * r);
+  for (int64_t i = 0; i < count; ++i) {
+    const uint16_t* row = rows + i * N;
+    __m256 acc[8];  // 64-lane order: acc[r % 8] takes register r; 16-lane: acc[r % 2]
+    for (int r = 0; r < 8; ++r) acc[r] = _mm256_mul_ps(qv[r], loadF16(row + 8 * r));
+    if (lanes64) {
+      for (int r = 8; r < kRegs; ++r)
+        acc[r % 8] = _mm256_fmadd_ps(qv[r], loadF16(row + 8 * r), acc[r % 8]);
+      const __m256 lo = _mm256_add_ps(_mm256_add_ps(acc[0], acc[4]), _mm256_add_ps(acc[2], acc[6]));
+      const __m256 hi = _mm256_add_ps(_mm256_add_ps(acc[1], acc[5]), _mm256_add_ps(acc[3], acc[7]));
+      out[i] = sumLanes(lo, hi) * scale;
+    } else {
+      __m256 lo = acc[0], hi = acc[1];
+      for (int r = 2; r < 8; r += 2) {
+        lo = _mm256_add_ps(lo, acc[r]);
+        hi = _mm256_add_ps(hi, acc[r + 1]);
+      }
+      for (int r = 8; r < kRegs; r += 2) {
+        lo = _mm256_fmadd_ps(qv[r], loadF16(row + 8 * r), lo);
+        hi = _mm256_fmadd_ps(qv[r + 1], loadF16(row + 8 * r + 8), hi);
+      }
+      out[i] = sumLanes(lo, hi) * scale;
+    }
+  }
+}
+
+void dotRowsAvx2(const float* q, const uint16_t* rows, int64_t count, int64_t n, float scale,
+                 bool lanes64, float* out) {
+  if (n == 64) return dotRowsFixed<64>(q, rows, count, scale, lanes64, out);
+  if (n == 128) return dotRowsFixed<128>(q, rows, count, scale, lanes64, out);
+  dotRowsWith<dotF16Avx2, dotF16Lanes64Avx2>(q, rows, count, n, scale, lanes64, out);
+}
+
+}  // namespace
+
+const VectorKernels& avx2VectorKernels() {
+  static const VectorKernels kernels{
+      dotF16Avx2,  dotF16Lanes64Avx2, axpyF16Avx2,
+      toF16Avx2,   expChunksAvx2,     scaleToHalfAvx2,
+      siluGluAvx2, dotRowsAvx2,       accumulateRowsWith<axpyF16Avx2>};
+  return kernels;
+}
+
+}  // namespace ember::cpu::ops

@@ -1,0 +1,69 @@
+#pragma once
+// The engine: load a model, add requests, call step() until they finish. A step schedules work
+// for the running requests (prompt chunks and decode tokens), runs one forward pass over all of
+// it, samples, and emits events. abort() takes effect between steps. Not thread-safe: one thread
+// (the CLI's, or the app's inference worker) owns the engine.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ember/request.h"
+
+namespace ember {
+
+class Tokenizer;
+class Backend;
+
+struct EngineOptions {
+  std::string modelPath;
+  int threads = 0;             // 0: one per physical core
+  int32_t contextLength = 0;   // tokens per sequence; 0: the model's, at most kDefaultContext
+  int32_t blockSize = 16;      // tokens per KV block
+  int32_t maxSequences = 4;    // requests running at once (the KV pool is sized for them)
+  int32_t stepTokenBudget = 512;  // tokens computed per step (long prompts go in chunks)
+  static constexpr int32_t kDefaultContext = 4096;
+};
+
+struct ModelInfo {
+  std::string path;
+  std::string architecture;
+  std::string description;       // layers, dimensions, heads
+  int32_t trainedContext = 0;    // <arch>.context_length
+  int32_t contextLength = 0;     // what this engine uses
+  std::string backendName;
+  std::string chatTemplateName;  // "model" or a built-in's name
+  std::string chatTemplateWarning;  // non-empty when a built-in template is used, and why
+};
+
+class Engine {
+ public:
+  // Loads the model; throws ember::Error with a clear message (bad file, unsupported
+  // architecture or tensor type, context longer than the model's).
+  static std::unique_ptr<Engine> load(const EngineOptions& options);
+  ~Engine();
+
+  // Validates, renders and tokenizes the request and queues it. Throws ember::Error for bad
+  // settings or an empty prompt, before anything is queued.
+  RequestId addRequest(GenerationRequest request, EventSink sink);
+  void abort(RequestId id);  // finishes it as cancelled at the next step; unknown ids ignored
+  void step();
+  bool hasWork() const;
+
+  // Logits for every position of a token sequence (ember-cli logits, fidelity checks):
+  // (ids.size(), vocab) row-major. Uses the KV pool, so call it when no request is running.
+  std::vector<float> scoreTokens(std::span<const int32_t> ids);
+
+  int32_t freeKvBlocks() const;  // blocks not held by any request (for checks after aborts)
+  const ModelInfo& info() const;
+  const Tokenizer& tokenizer() const;
+  size_t vocabSize() const;
+
+ private:
+  struct Impl;
+  explicit Engine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ember

@@ -1,0 +1,68 @@
+#pragma once
+// What a caller gives the engine for one answer, and what it gets back: text pieces as they are
+// produced, then the request's statistics.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/sampling/sampling_params.h"
+
+namespace ember {
+
+using RequestId = uint64_t;
+using Clock = std::chrono::steady_clock;
+
+enum class FinishReason { None, Eos, Stop, Length, Cancelled, Error };
+std::string_view finishReasonName(FinishReason reason);  // "eos", "stop", "length", ...
+
+struct GenerationRequest {
+  // Either chat messages, rendered with the model's chat template ({"role", "content"} objects
+  // plus any fields the template reads), or a raw prompt tokenized as it is.
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+  std::optional<std::string> prompt;
+  std::optional<std::vector<int32_t>> promptTokens;  // or prompt token ids, used as they are
+  nlohmann::ordered_json tools;  // null: none
+  SamplingParams sampling;
+  bool ignoreEndOfGeneration = false;  // benchmarks: always generate maxTokens tokens
+};
+
+struct RequestStats {
+  double queueWaitMs = 0;      // submission (after tokenizing) to the first step that ran it
+  double tokenizeMs = 0;       // template rendering and tokenization
+  double prefillMs = 0;        // first prompt chunk start to the prompt's last chunk done
+  double prefillTokensPerSecond = 0;
+  double ttftMs = 0;           // submission to the first text piece handed to the consumer
+  double decodeTokensPerSecond = 0;  // (generated - 1) / (last token - first token)
+  double totalMs = 0;
+  std::vector<double> interTokenMs;  // gap before each text piece after the first
+  int32_t promptTokens = 0;
+  int32_t cachedPromptTokens = 0;  // prompt tokens whose KV was reused (prefix caching)
+  int32_t generatedTokens = 0;
+  int32_t droppedTurns = 0;  // oldest turns left out to fit the context window
+  FinishReason finishReason = FinishReason::None;
+  std::string error;         // set when finishReason == Error
+  uint64_t seed = 0;         // the seed the sampler used (reproduces the answer)
+};
+
+struct RequestEvent {
+  enum class Kind { Text, Finished };
+  RequestId id = 0;
+  Kind kind = Kind::Text;
+  std::string text;  // Kind::Text: a piece of UTF-8 that never ends inside a character
+  Clock::time_point time;
+  const RequestStats* stats = nullptr;  // Kind::Finished
+};
+
+// Called on the engine's thread, from inside Engine::step (or addRequest for immediate errors).
+using EventSink = std::function<void(const RequestEvent&)>;
+
+// Percentile (0..100) of a sample by linear interpolation; 0 for an empty sample.
+double percentile(std::vector<double> values, double p);
+
+}  // namespace ember

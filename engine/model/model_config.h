@@ -1,0 +1,91 @@
+#pragma once
+// The hyper-parameters of a decoder-only transformer, read from GGUF metadata once per model and
+// described per architecture. Everything the forward pass needs to know about the model's shape
+// and numerics lives here; the forward pass itself has no per-architecture branches beyond the
+// switches below (norm placement, activation, biases, QK-norm, sliding windows).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+
+namespace ember::gguf {
+class GgufFile;
+}
+
+namespace ember::model {
+
+// A model file whose metadata or tensors do not describe a model we can run. The message names
+// the file and the key or tensor at fault.
+class ModelConfigError : public ember::Error {
+ public:
+  using ember::Error::Error;
+};
+
+enum class Architecture : uint8_t { Llama, Qwen2, Gemma3 };
+
+// How RoPE pairs the elements of a head: Normal rotates (x[2i], x[2i+1]) (llama.cpp's
+// LLAMA_ROPE_TYPE_NORM, used by `llama`); Neox rotates (x[i], x[i + dims/2]) (LLAMA_ROPE_TYPE_NEOX,
+// used by `qwen2` and `gemma3`).
+enum class RopeStyle : uint8_t { Normal, Neox };
+
+// The gated feed-forward: down(act(gate(x)) * up(x)).
+enum class FfnActivation : uint8_t {
+  SiluGlu,      // SwiGLU: silu(gate) * up (llama, qwen2)
+  GeluTanhGlu,  // GeGLU with the tanh approximation of GELU (gemma3)
+};
+
+// Per-layer attention settings (they differ between sliding-window and global layers).
+struct LayerAttention {
+  bool slidingWindow = false;  // attends to the last `window` positions only
+  float ropeFreqBase = 10000.0f;
+  float ropeFreqScale = 1.0f;  // positions are multiplied by this (linear scaling = 1/factor)
+};
+
+struct ModelConfig {
+  std::string sourceFile;        // the GGUF path, for messages
+  std::string architectureName;  // general.architecture, e.g. "llama"
+  Architecture architecture = Architecture::Llama;
+  std::string modelName;  // general.name when present
+
+  int32_t layerCount = 0;     // <arch>.block_count
+  int32_t embeddingDim = 0;   // <arch>.embedding_length (n_embd)
+  int32_t ffnDim = 0;         // <arch>.feed_forward_length (n_ff)
+  int32_t headCount = 0;      // <arch>.attention.head_count
+  int32_t kvHeadCount = 0;    // <arch>.attention.head_count_kv (default: head_count)
+  int32_t headDim = 0;        // <arch>.attention.key_length (default: n_embd / n_head)
+  int32_t valueDim = 0;       // <arch>.attention.value_length (default: headDim)
+  int32_t contextLength = 0;  // <arch>.context_length (trained context)
+  int32_t vocabSize = 0;      // rows of token_embd.weight (checked against the tokenizer)
+  float rmsNormEps = 1e-5f;   // <arch>.attention.layer_norm_rms_epsilon
+
+  RopeStyle ropeStyle = RopeStyle::Normal;
+  int32_t ropeDims = 0;  // <arch>.rope.dimension_count (default: headDim); dims past it are kept
+  bool ropeFreqFactors = false;  // a rope_freqs.weight tensor divides each frequency (Llama 3.1)
+  std::vector<LayerAttention> layers;  // (layerCount)
+  int32_t slidingWindow = 0;  // positions a sliding-window layer sees (itself included); 0: none
+
+  float attentionScale = 0.0f;  // multiplies q·k before the softmax
+  // Apply attentionScale to the queries before the attention instead of to the scores (gemma3,
+  // as llama.cpp does; it rounds differently once q is converted to fp16).
+  bool scaleQueries = false;
+  float embeddingScale = 1.0f;     // multiplies the token embeddings (gemma: sqrt(n_embd))
+  float finalLogitSoftcap = 0.0f;  // logits = cap * tanh(logits / cap) when > 0
+  bool attentionBias = false;      // q/k/v projections have biases (qwen2)
+  bool qkNorm = false;             // RMSNorm over each q and k head before RoPE (gemma3)
+  bool postNorms = false;  // RMSNorm on the attention and FFN outputs before the residual (gemma3)
+  FfnActivation ffnActivation = FfnActivation::SiluGlu;
+
+  int32_t qDim() const { return headCount * headDim; }         // width of the q projection
+  int32_t kvDim() const { return kvHeadCount * headDim; }      // width of the k projection
+  int32_t vDim() const { return kvHeadCount * valueDim; }      // width of the v projection
+  int32_t attnOutDim() const { return headCount * valueDim; }  // input width of attn_output
+  // One line: architecture, layers, dims, heads, context length.
+  std::string describe() const;
+};
+
+// Reads and validates the configuration; throws ModelConfigError naming the file and the
+// missing or bad key (or tensor, for the vocabulary size).
+ModelConfig readModelConfig(const gguf::GgufFile& file);
+
+}  // namespace ember::model

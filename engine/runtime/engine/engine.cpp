@@ -1,0 +1,224 @@
+#include "ember/engine.h"
+
+#include <algorithm>
+#include <deque>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "backend/cpu/cpu_backend.h"
+#include "chat/template_resolver.h"
+#include "common/error.h"
+#include "gguf/gguf_file.h"
+#include "model/model_config.h"
+#include "runtime/engine/model_runner.h"
+#include "runtime/engine/prompt_builder.h"
+#include "runtime/engine/request_lifecycle.h"
+#include "runtime/engine/scheduler.h"
+
+namespace ember {
+
+struct Engine::Impl {
+  EngineOptions options;
+  std::unique_ptr<gguf::GgufFile> file;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::optional<chat::ResolvedTemplate> chat;  // set at load (it has no empty state)
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<BlockAllocator> blocks;
+  std::unique_ptr<ModelRunner> runner;
+  std::unique_ptr<Scheduler> scheduler;
+  ModelInfo info;
+
+  RequestId nextId = 1;
+  std::unordered_map<RequestId, std::unique_ptr<Sequence>> sequences;
+  std::deque<Sequence*> waiting;
+  std::vector<Sequence*> running;
+
+  void finish(Sequence& s, FinishReason reason, const std::string& error = {});
+  void applyAborts();
+  void advance(Sequence& s, int32_t tokenCount, std::span<const float> logits);
+};
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Engine::~Engine() = default;
+
+std::unique_ptr<Engine> Engine::load(const EngineOptions& options) {
+  auto d = std::make_unique<Impl>();
+  d->options = options;
+  d->file = gguf::GgufFile::open(options.modelPath);
+  const model::ModelConfig config = model::readModelConfig(*d->file);
+  d->tokenizer = Tokenizer::fromGguf(*d->file);
+  d->chat.emplace(chat::resolveChatTemplate(*d->file));
+  d->backend = cpu::makeCpuBackend(*d->file, options.threads);
+
+  int32_t context = options.contextLength;
+  if (context < 0) throw Error("context length must be positive");
+  if (context == 0) context = std::min(config.contextLength, EngineOptions::kDefaultContext);
+  if (context > config.contextLength)
+    throw Error("context length " + std::to_string(context) + " is larger than the model's " +
+                std::to_string(config.contextLength));
+  if (options.blockSize < 1 || options.maxSequences < 1 || options.stepTokenBudget < 1)
+    throw Error("block size, sequences and step budget must be at least 1");
+  d->options.contextLength = context;
+
+  const int32_t blocksPerSequence = (context + options.blockSize - 1) / options.blockSize;
+  KvCacheShape shape;
+  shape.blockSize = options.blockSize;
+  shape.blockCount = blocksPerSequence * options.maxSequences;
+  d->backend->allocateKvCache(shape);
+  d->blocks = std::make_unique<BlockAllocator>(shape.blockCount);
+  d->runner = std::make_unique<ModelRunner>(*d->backend);
+  d->scheduler = std::make_unique<Scheduler>(
+      SchedulerLimits{options.maxSequences, options.stepTokenBudget, options.blockSize});
+
+  d->info.path = options.modelPath;
+  d->info.architecture = config.architectureName;
+  d->info.description = config.describe();
+  d->info.trainedContext = config.contextLength;
+  d->info.contextLength = context;
+  d->info.backendName = d->backend->name();
+  d->info.chatTemplateName = d->chat->name;
+  d->info.chatTemplateWarning = d->chat->warning;
+  return std::unique_ptr<Engine>(new Engine(std::move(d)));
+}
+
+RequestId Engine::addRequest(GenerationRequest request, EventSink sink) {
+  Impl& d = *impl_;
+  const auto begin = Clock::now();
+  const int32_t context = d.options.contextLength;
+  validate(request.sampling, d.backend->vocabSize(), context);
+  auto s = std::make_unique<Sequence>();
+  s->id = d.nextId++;
+  s->sink = std::move(sink);
+  const BuiltPrompt prompt =
+      buildPrompt(request, *d.chat, *d.tokenizer, maxPromptTokens(request.sampling, context));
+  s->tokens = prompt.tokens;
+  s->promptLength = static_cast<int32_t>(prompt.tokens.size());
+  s->maxNewTokens = request.sampling.maxTokens;
+  s->ignoreEndOfGeneration = request.ignoreEndOfGeneration;
+  s->sampler = std::make_unique<Sampler>(request.sampling, d.backend->vocabSize());
+  s->detokenizer = std::make_unique<IncrementalDetokenizer>(*d.tokenizer);
+  s->stopMatcher = std::make_unique<StopMatcher>(request.sampling.stop);
+  s->stats.droppedTurns = prompt.droppedTurns;
+  s->stats.promptTokens = s->promptLength;
+  s->stats.seed = s->sampler->seedUsed();
+  s->submitted = Clock::now();
+  s->stats.tokenizeMs = millisecondsBetween(begin, s->submitted);
+  const RequestId id = s->id;
+  d.waiting.push_back(s.get());
+  d.sequences.emplace(id, std::move(s));
+  return id;
+}
+
+void Engine::abort(RequestId id) {
+  const auto it = impl_->sequences.find(id);
+  if (it != impl_->sequences.end()) it->second->abortRequested = true;
+}
+
+bool Engine::hasWork() const { return !impl_->waiting.empty() || !impl_->running.empty(); }
+
+void Engine::Impl::finish(Sequence& s, FinishReason reason, const std::string& error) {
+  for (int32_t block : s.blockTable) blocks->release(block);
+  s.blockTable.clear();
+  std::erase(running, &s);
+  std::erase(waiting, &s);
+  finishRequest(s, reason, error);
+  sequences.erase(s.id);  // destroys s
+}
+
+void Engine::Impl::applyAborts() {
+  std::vector<Sequence*> aborted;
+  for (auto& [id, s] : sequences)
+    if (s->abortRequested) aborted.push_back(s.get());
+  for (Sequence* s : aborted) finish(*s, FinishReason::Cancelled);
+}
+
+void Engine::step() {
+  Impl& d = *impl_;
+  d.applyAborts();
+  std::vector<Sequence*> outOfBlocks;
+  const std::vector<ScheduledWork> plan =
+      d.scheduler->schedule(d.waiting, d.running, *d.blocks, outOfBlocks);
+  for (Sequence* s : outOfBlocks)
+    d.finish(*s, FinishReason::Length, {});
+  if (plan.empty()) return;
+
+  const auto start = Clock::now();
+  for (const ScheduledWork& w : plan) {
+    if (!w.sequence->started) {
+      w.sequence->started = start;
+      w.sequence->stats.queueWaitMs = millisecondsBetween(w.sequence->submitted, start);
+    }
+    if (w.sequence->prefilling() && !w.sequence->prefillStart) w.sequence->prefillStart = start;
+  }
+  try {
+    d.runner->execute(plan);
+  } catch (const std::exception& e) {
+    for (const ScheduledWork& w : plan) d.finish(*w.sequence, FinishReason::Error, e.what());
+    return;
+  }
+  for (size_t i = 0; i < plan.size(); ++i) {
+    Sequence& s = *plan[i].sequence;
+    try {
+      d.advance(s, plan[i].tokenCount, d.runner->logitsFor(i));
+    } catch (const std::exception& e) {
+      d.finish(s, FinishReason::Error, e.what());
+    }
+  }
+}
+
+// After the forward pass: the tokens are in the cache; when logits came back, sample the next
+// token and stream its text.
+void Engine::Impl::advance(Sequence& s, int32_t tokenCount, std::span<const float> logits) {
+  const bool wasPrefilling = s.prefilling();
+  s.computed += tokenCount;
+  if (logits.empty()) return;  // a prompt chunk that did not end the prompt
+  const auto now = Clock::now();
+  if (wasPrefilling) s.prefillEnd = now;
+  const TokenId token = s.sampler->sample(logits, s.tokens);
+  const auto sampled = Clock::now();
+  if (tokenizer->isEndOfGeneration(token) && !s.ignoreEndOfGeneration)
+    return finish(s, FinishReason::Eos);
+  s.tokens.push_back(token);
+  if (!s.firstToken) s.firstToken = sampled;
+  s.lastToken = sampled;
+  const StopMatcher::Output out = s.stopMatcher->push(s.detokenizer->push(token));
+  emitText(s, out.text);
+  if (out.stopped) return finish(s, FinishReason::Stop);
+  if (s.maxNewTokens > 0 && s.generated() >= s.maxNewTokens)
+    return finish(s, FinishReason::Length);
+  if (static_cast<int32_t>(s.tokens.size()) >= options.contextLength)
+    return finish(s, FinishReason::Length);
+}
+
+std::vector<float> Engine::scoreTokens(std::span<const int32_t> ids) {
+  Impl& d = *impl_;
+  if (hasWork()) throw Error("scoreTokens needs an idle engine");
+  if (ids.empty()) throw Error("no tokens to score");
+  if (static_cast<int32_t>(ids.size()) > d.options.contextLength)
+    throw Error(std::to_string(ids.size()) + " tokens do not fit the context of " +
+                std::to_string(d.options.contextLength));
+  for (int32_t id : ids)
+    if (id < 0 || static_cast<size_t>(id) >= d.backend->vocabSize())
+      throw Error("token id " + std::to_string(id) + " is outside the vocabulary");
+  std::vector<int32_t> table;
+  const int32_t needed =
+      (static_cast<int32_t>(ids.size()) + d.options.blockSize - 1) / d.options.blockSize;
+  for (int32_t i = 0; i < needed; ++i) table.push_back(*d.blocks->allocate());
+  std::vector<float> logits;
+  try {
+    d.runner->scoreAll(ids, table, logits);
+  } catch (...) {
+    for (int32_t b : table) d.blocks->release(b);
+    throw;
+  }
+  for (int32_t b : table) d.blocks->release(b);
+  return logits;
+}
+
+int32_t Engine::freeKvBlocks() const { return impl_->blocks->freeCount(); }
+const ModelInfo& Engine::info() const { return impl_->info; }
+const Tokenizer& Engine::tokenizer() const { return *impl_->tokenizer; }
+size_t Engine::vocabSize() const { return impl_->backend->vocabSize(); }
+
+}  // namespace ember

@@ -1,0 +1,241 @@
+// The attention op and its vector kernels. Kernels are compared with their defining formula in
+// double, and the SIMD kernels with the scalar ones bit for bit (both must round as llama.cpp's
+// CPU attention does, see ops/reference_order.h); fp16 rounding uses the compiler's _Float16
+// (GCC, IEEE 754 round to nearest even). The polynomial exp is held to its stated bound (1.5 ulp)
+// against std::exp in double. Attention over a scattered block table is compared with a
+// contiguous softmax(q K^T * scale) V computed in double in this file on awkward sizes, with q, K,
+// V and the weights rounded to fp16 where llama.cpp's F16-cache attention rounds them.
+#include <QtTest>
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "backend/cpu/ops/attention.h"
+#include "backend/cpu/ops/half.h"
+#include "backend/cpu/ops/reference_order.h"
+#include "backend/cpu/ops/vector_math.h"
+#include "op_test_support.h"
+
+using namespace ember::cpu::ops;
+using ember::test::compareClose;
+using ember::test::randomVector;
+
+Q_DECLARE_METATYPE(StepKind)
+
+class TestAttentionOps : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void vectorKernelsMatchScalar_data() {
+    QTest::addColumn<int>("n");
+    for (int n : {1, 7, 19, 64, 111, 256, 300, 989}) QTest::addRow("n=%d", n) << n;
+  }
+
+  void vectorKernelsMatchScalar() {
+    // Every kernel against the defining formula in double, and the SIMD kernels bit for bit
+    // against the scalar ones (they must round identically: see reference_order.h).
+    QFETCH(int, n);
+    std::mt19937 rng{uint32_t(n)};
+    std::vector<float> a = randomVector(rng, size_t(n)), b = randomVector(rng, size_t(n));
+    roundToHalfPrecision(a.data(), n);  // dotF16's first operand is fp16-representable
+    std::vector<uint16_t> bHalf(static_cast<size_t>(n));
+    double refDot = 0;
+    for (int i = 0; i < n; ++i) {
+      const _Float16 h = _Float16(b[size_t(i)]);
+      std::memcpy(&bHalf[size_t(i)], &h, 2);
+      refDot += double(a[size_t(i)]) * double(float(h));
+    }
+    const int chunks = (n + 15) / 16;
+    std::vector<float> scores = randomVector(rng, size_t(chunks) * 16, 8.0f);
+    scores[0] = -INFINITY;  // a masked position
+    const float maxScore = *std::max_element(scores.begin(), scores.end());
+
+    struct Results {
+      float dot, dot64;
+      std::vector<float> axpy, exps, halves, silu;
+      std::vector<uint16_t> converted;
+      double expSum;
+    };
+    std::vector<Results> results;
+    for (const VectorKernels* k : {&scalarVectorKernels(), &vectorKernels()}) {
+      Results r;
+      r.dot = k->dotF16(a.data(), bHalf.data(), n);
+      QVERIFY(std::abs(r.dot - refDot) <= 1e-5 * (1 + std::sqrt(double(n))));
+      r.dot64 = k->dotF16Lanes64(a.data(), bHalf.data(), n);
+      QVERIFY(std::abs(r.dot64 - refDot) <= 1e-5 * (1 + std::sqrt(double(n))));
+      r.axpy = a;
+      k->axpyF16(-2.0f, bHalf.data(), r.axpy.data(), n);
+      std::vector<double> expected(static_cast<size_t>(n));
+      for (int i = 0; i < n; ++i)
+        expected[size_t(i)] = a[size_t(i)] - 2.0 * double(float(_Float16(b[size_t(i)])));
+      compareClose(r.axpy.data(), expected, 1e-6, 1e-6);
+      r.converted.resize(size_t(n));
+      k->toF16(b.data(), r.converted.data(), n);
+      QVERIFY(r.converted == bHalf);
+      r.exps = scores;
+      r.expSum = k->expChunks(r.exps.data(), chunks, maxScore);
+      double refSum = 0;
+      for (size_t i = 0; i < scores.size(); ++i) {
+        const double e = std::exp(double(scores[i] - maxScore));  // the float difference
+        refSum += e;
+        QVERIFY2(std::abs(r.exps[i] - e) <= 3e-7 * e + 1e-38, qPrintable(QString::number(i)));
+      }
+      QVERIFY(std::abs(r.expSum - refSum) <= 1e-6 * refSum);
+      r.silu.resize(size_t(n));
+      k->siluGlu(b.data(), a.data(), r.silu.data(), n);
+      r.halves = b;
+      k->scaleToHalf(r.halves.data(), n, 0.37f);
+      for (int i = 0; i < n; ++i)
+        QCOMPARE(r.halves[size_t(i)], float(_Float16(b[size_t(i)] * 0.37f)));
+      results.push_back(std::move(r));
+    }
+    const Results &scalar = results[0], &best = results[1];
+    QCOMPARE(std::bit_cast<uint32_t>(best.dot), std::bit_cast<uint32_t>(scalar.dot));
+    QCOMPARE(std::bit_cast<uint32_t>(best.dot64), std::bit_cast<uint32_t>(scalar.dot64));
+    QCOMPARE(std::memcmp(best.axpy.data(), scalar.axpy.data(), sizeof(float) * size_t(n)), 0);
+    QCOMPARE(std::memcmp(best.exps.data(), scalar.exps.data(), sizeof(float) * scores.size()), 0);
+    QCOMPARE(best.expSum, scalar.expSum);
+    QCOMPARE(std::memcmp(best.silu.data(), scalar.silu.data(), sizeof(float) * size_t(n)), 0);
+  }
+
+  void dotRowsMatchesOneDotPerRow_data() {
+    QTest::addColumn<int>("n");
+    for (int n : {19, 64, 128, 256}) QTest::addRow("n=%d", n) << n;
+  }
+
+  void dotRowsMatchesOneDotPerRow() {
+    // The batched kernel against the one-row kernels, bit for bit, in both orders and on both
+    // kernel tables (it is the one attention uses).
+    QFETCH(int, n);
+    std::mt19937 rng{uint32_t(n) + 99};
+    std::vector<float> q = randomVector(rng, size_t(n));
+    roundToHalfPrecision(q.data(), n);
+    const int rows = 5;
+    std::vector<uint16_t> keys(size_t(rows * n));
+    scalarVectorKernels().toF16(randomVector(rng, keys.size()).data(), keys.data(),
+                                int64_t(keys.size()));
+    for (const VectorKernels* k : {&scalarVectorKernels(), &vectorKernels()})
+      for (bool lanes64 : {false, true}) {
+        std::vector<float> out(static_cast<size_t>(rows));
+        k->dotRows(q.data(), keys.data(), rows, n, 0.125f, lanes64, out.data());
+        for (int r = 0; r < rows; ++r) {
+          const uint16_t* row = keys.data() + r * n;
+          const float one = (lanes64 ? scalarVectorKernels().dotF16Lanes64(q.data(), row, n)
+                                     : scalarVectorKernels().dotF16(q.data(), row, n)) *
+                            0.125f;
+          QCOMPARE(std::bit_cast<uint32_t>(out[size_t(r)]), std::bit_cast<uint32_t>(one));
+        }
+      }
+  }
+
+  void expPolynomialMatchesExp_data() {
+    QTest::addColumn<float>("x");
+    for (float x : {0.0f, -1e-8f, -0.5f, -1.0f, -10.0f, -87.0f, -100.0f, -103.0f, -104.0f, 1.0f,
+                    20.0f, 88.0f})
+      QTest::addRow("%g", double(x)) << x;
+  }
+
+  void expPolynomialMatchesExp() {
+    // Within 1.5 ulp of e^x (the routine's stated bound) where the result is a normal float.
+    QFETCH(float, x);
+    const double expected = std::exp(double(x));
+    const float actual = expfPolynomial(x);
+    if (expected < 1.2e-38) {
+      QVERIFY(actual < 2e-38f);
+      return;
+    }
+    const double ulp = double(std::nextafter(float(expected), INFINITY)) - double(float(expected));
+    QVERIFY2(std::abs(actual - expected) <= 1.5 * ulp,
+             qPrintable(QString::number(double(actual), 'g', 9)));
+    QCOMPARE(expfPolynomial(-INFINITY), 0.0f);
+  }
+
+  void attentionOverScatteredBlocks_data() {
+    QTest::addColumn<int>("blockSize");
+    QTest::addColumn<int>("positions");  // keys in the cache; the query is at positions - 1
+    QTest::addColumn<int>("headDim");
+    QTest::addColumn<int>("valueDim");
+    QTest::addColumn<int>("window");  // 0: causal over everything
+    QTest::addColumn<StepKind>("step");
+    for (StepKind step : {StepKind::OneToken, StepKind::SeveralTokens}) {
+      const char* kind = step == StepKind::OneToken ? "one-token step" : "prompt step";
+      QTest::addRow("one position, %s", kind) << 16 << 1 << 64 << 64 << 0 << step;
+      QTest::addRow("111 positions, block 7, dims 19/13, %s", kind)
+          << 7 << 111 << 19 << 13 << 0 << step;
+      QTest::addRow("989 positions, block 16, dim 64, %s", kind)
+          << 16 << 989 << 64 << 64 << 0 << step;
+      QTest::addRow("block boundary 32, dim 256, %s", kind) << 16 << 32 << 256 << 256 << 0 << step;
+      QTest::addRow("window 37 over 111, block 7, %s", kind) << 7 << 111 << 19 << 13 << 37 << step;
+      QTest::addRow("window larger than history, %s", kind) << 5 << 23 << 8 << 8 << 512 << step;
+    }
+  }
+
+  void attentionOverScatteredBlocks() {
+    QFETCH(int, blockSize);
+    QFETCH(int, positions);
+    QFETCH(int, headDim);
+    QFETCH(int, valueDim);
+    QFETCH(int, window);
+    QFETCH(StepKind, step);
+    const int kvHeads = 3;
+    const int blocksUsed = (positions + blockSize - 1) / blockSize;
+    const int blockCount = blocksUsed + 5;  // a pool larger than the sequence needs
+    std::mt19937 rng(uint32_t(positions * 31 + headDim));
+
+    // A scattered block table: a random permutation of the pool's blocks.
+    std::vector<int32_t> pool(static_cast<size_t>(blockCount));
+    std::iota(pool.begin(), pool.end(), 0);
+    std::shuffle(pool.begin(), pool.end(), rng);
+    const std::vector<int32_t> table(pool.begin(), pool.begin() + blocksUsed);
+
+    // Unwritten slots hold NaN (0x7e00), so reading one would poison the result.
+    std::vector<uint16_t> keyStore(size_t(blockCount) * kvHeads * blockSize * headDim, 0x7e00);
+    std::vector<uint16_t> valueStore(size_t(blockCount) * kvHeads * blockSize * valueDim, 0x7e00);
+    KvLayerView kv{keyStore.data(), valueStore.data(), blockCount, blockSize,
+                   kvHeads,         headDim,           valueDim};
+    // Contiguous copies for the reference: keys (positions, kvHeads, headDim).
+    const std::vector<float> keys = randomVector(rng, size_t(positions) * kvHeads * headDim);
+    const std::vector<float> values = randomVector(rng, size_t(positions) * kvHeads * valueDim);
+    for (int p = 0; p < positions; ++p)
+      storeKv(kv, table, p, keys.data() + size_t(p) * kvHeads * headDim,
+              values.data() + size_t(p) * kvHeads * valueDim);
+
+    const float scale = 1.0f / std::sqrt(float(headDim));
+    const int last = positions - 1;
+    const int first = window > 0 ? std::max(0, last - window + 1) : 0;
+    std::vector<float> scratch(size_t(attentionScratchFloats(positions, valueDim)));
+    std::vector<float> out(static_cast<size_t>(valueDim));
+    for (int head = 0; head < kvHeads; ++head) {
+      std::vector<float> q = randomVector(rng, size_t(headDim), 2.0f);
+      roundToHalfPrecision(q.data(), headDim);
+      attendHead(q.data(), kv, table, head, first, last, scale, step, scratch.data(), out.data());
+      const auto half = [](float x) { return double(float(_Float16(x))); };
+
+      std::vector<double> logits;
+      for (int p = first; p <= last; ++p) {
+        double s = 0;
+        for (int d = 0; d < headDim; ++d)
+          s += double(q[size_t(d)]) * half(keys[(size_t(p) * kvHeads + head) * headDim + d]);
+        logits.push_back(s * scale);
+      }
+      const double maxLogit = *std::max_element(logits.begin(), logits.end());
+      double sum = 0;
+      for (double& l : logits) sum += (l = std::exp(l - maxLogit));
+      std::vector<double> expected(size_t(valueDim), 0.0);
+      for (int p = first; p <= last; ++p)
+        for (int d = 0; d < valueDim; ++d)
+          expected[size_t(d)] += half(float(logits[size_t(p - first)] / sum)) *
+                                 half(values[(size_t(p) * kvHeads + head) * valueDim + d]);
+      // The weights are rounded to fp16 from float here and from double in the reference: one
+      // fp16 step (2^-11 relative) may separate them.
+      compareClose(out.data(), expected, 1e-4, 1e-3);
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(TestAttentionOps)
+#include "test_attention_ops.moc"
