@@ -10,6 +10,9 @@ EMBER_DEBIAN_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libsentencepiece-dev libspdlog-dev libsqlite3-dev libpcre2-dev nlohmann-json3-dev
   qt6-base-dev
+  qt6-declarative-dev qml6-module-qtquick qml6-module-qtquick-controls qml6-module-qtquick-layouts
+  qml6-module-qtquick-window qml6-module-qtqml-workerscript qml6-module-qtquick-templates
+  qml6-module-qtquick-dialogs qml6-module-qtqml libqt6svg6 fonts-noto-cjk xvfb xauth
   python3 python3-pip python3-jinja2 unzip ca-certificates
 )
 

@@ -1,0 +1,252 @@
+// AppController: construction, the chat flows (send, stop, regenerate, edit, branches) and the
+// worker's signals. Conversations, search, model and settings are in app_controller_*.cpp.
+#include "controller/app_controller.h"
+
+#include <QClipboard>
+#include <QGuiApplication>
+#include <QPointer>
+
+#include "controller/conversation_settings.h"
+#include "controller/stats_format.h"
+#include "logging/app_log.h"
+
+namespace ember::app {
+namespace {
+QPointer<AppController> g_instance;
+}
+
+void AppController::setInstance(AppController* controller) { g_instance = controller; }
+
+AppController* AppController::create(QQmlEngine*, QJSEngine*) {
+  Q_ASSERT(g_instance);
+  QJSEngine::setObjectOwnership(g_instance, QJSEngine::CppOwnership);
+  return g_instance;
+}
+
+AppController::AppController(const Options& options, QObject* parent)
+    : QObject(parent), modelFolders_(options.modelFolders) {
+  InferenceWorker* worker = inference_.worker();
+  // Queued both ways: the worker lives on its own thread and only ever sends values back.
+  connect(this, &AppController::submitToWorker, worker, &InferenceWorker::submit,
+          Qt::QueuedConnection);
+  connect(this, &AppController::abortInWorker, worker, &InferenceWorker::abort,
+          Qt::QueuedConnection);
+  connect(this, &AppController::loadInWorker, worker, &InferenceWorker::loadModel,
+          Qt::QueuedConnection);
+  connect(worker, &InferenceWorker::pieceReady, this, &AppController::onPiece,
+          Qt::QueuedConnection);
+  connect(worker, &InferenceWorker::finished, this, &AppController::onFinished,
+          Qt::QueuedConnection);
+  connect(worker, &InferenceWorker::failed, this, &AppController::onFailed,
+          Qt::QueuedConnection);
+  connect(worker, &InferenceWorker::loaded, this, &AppController::onLoaded, Qt::QueuedConnection);
+  connect(worker, &InferenceWorker::loadFailed, this, &AppController::onLoadFailed,
+          Qt::QueuedConnection);
+  connect(worker, &InferenceWorker::loadProgress, this,
+          [](const QString& stage) { log::info(stage); }, Qt::QueuedConnection);
+  connect(this, &AppController::generatingChanged, this,
+          &AppController::composerBlockReasonChanged);
+  connect(this, &AppController::modelChanged, this, &AppController::composerBlockReasonChanged);
+  openStore(options.databasePath);
+  rescanModels();
+}
+
+AppController::~AppController() {
+  // Answers still streaming are saved as stopped; the worker thread is joined by inference_.
+  for (const ActiveRequest& r : std::as_const(active_)) {
+    guarded([&] {
+      store_.finishAssistantMessage(r.messageId, r.text, store::MessageStatus::Stopped);
+    });
+  }
+}
+
+bool AppController::guarded(const std::function<void()>& f) {
+  try {
+    f();
+    return true;
+  } catch (const std::exception& e) {
+    log::error(QStringLiteral("store: %1").arg(QString::fromUtf8(e.what())));
+    setNotice(QString::fromUtf8(e.what()));
+    return false;
+  }
+}
+
+QString AppController::composerBlockReason() const {
+  if (modelLoading_) return tr("Loading the model…");
+  if (!modelLoaded_)
+    return modelError_.isEmpty() ? tr("No model loaded: choose one from the model menu.")
+                                 : tr("The model could not be loaded: choose another one.");
+  return {};
+}
+
+bool AppController::generating() const { return !activeKeyFor(currentConversation_).isEmpty(); }
+
+QString AppController::activeKeyFor(qint64 conversationId) const {
+  for (auto it = active_.cbegin(); it != active_.cend(); ++it)
+    if (it->conversationId == conversationId) return it.key();
+  return {};
+}
+
+bool AppController::send(const QString& text) {
+  if (text.trimmed().isEmpty() || !composerBlockReason().isEmpty() || generating()) return false;
+  return guarded([&] {
+    if (currentConversation_ == 0) newConversation();
+    const auto conv = store_.conversation(currentConversation_);
+    const qint64 parent = conv ? conv->activeLeafId : 0;
+    const qint64 userId =
+        store_.addMessage(currentConversation_, parent, store::Role::User, text);
+    if (conv && conv->title == tr("New chat")) {
+      const QString simple = text.simplified();
+      const QString title = simple.size() > 48 ? simple.left(47).trimmed() + QChar(0x2026) : simple;
+      store_.renameConversation(currentConversation_, title);
+    }
+    const qint64 answerId = store_.beginAssistantMessage(userId, modelPath_);
+    reloadMessages();
+    startAnswer(currentConversation_, answerId, userId);
+    touchConversation(currentConversation_);
+    emit currentConversationChanged();
+  });
+}
+
+// The chat as the model sees it: the system prompt, then the active branch up to the message.
+nlohmann::ordered_json AppController::chatMessages(qint64 conversationId, qint64 upTo) const {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  const QString system = effectiveSettings().value("systemPrompt").toString();
+  if (!system.trimmed().isEmpty())
+    out.push_back({{"role", "system"}, {"content", system.toStdString()}});
+  for (const store::Message& m : store_.activeBranch(conversationId)) {
+    if (m.role != store::Role::System && !m.content.isEmpty())
+      out.push_back({{"role", store::roleName(m.role).toStdString()},
+                     {"content", m.content.toStdString()}});
+    if (m.id == upTo) break;
+  }
+  return out;
+}
+
+bool AppController::startAnswer(qint64 conversationId, qint64 assistantId, qint64 upTo) {
+  WorkerRequest request;
+  request.key = QStringLiteral("r%1-m%2").arg(++requestCounter_).arg(assistantId);
+  request.messages = chatMessages(conversationId, upTo);
+  ActiveRequest active;
+  active.messageId = assistantId;
+  active.conversationId = conversationId;
+  active.model = modelPath_;
+  try {
+    request.sampling = samplingFrom(effectiveSettings());
+  } catch (const std::exception& e) {
+    store_.finishAssistantMessage(assistantId, {}, store::MessageStatus::Error);
+    messages_.finishMessage(assistantId, QStringLiteral("error"), {}, QString::fromUtf8(e.what()));
+    return false;
+  }
+  active.sampling = samplingJson(request.sampling);
+  active.sinceCheckpoint.start();
+  active_.insert(request.key, active);
+  log::info(QStringLiteral("request %1 submitted (conversation %2, %3 messages)")
+                .arg(request.key).arg(conversationId).arg(request.messages.size()));
+  emit submitToWorker(request);
+  emit generatingChanged();
+  return true;
+}
+
+void AppController::stop() {
+  const QString key = activeKeyFor(currentConversation_);
+  if (!key.isEmpty()) emit abortInWorker(key);
+}
+
+void AppController::regenerate() {
+  if (generating() || !composerBlockReason().isEmpty() || messages_.rowCount() == 0) return;
+  const MessageRow* last = messages_.row(messages_.rowCount() - 1);
+  if (!last || last->role != QLatin1String("assistant")) return;
+  guarded([&] {
+    const auto original = store_.message(last->id);
+    const qint64 answerId = store_.beginRegeneration(last->id, modelPath_);
+    reloadMessages();
+    startAnswer(currentConversation_, answerId, original ? original->parentId : 0);
+  });
+}
+
+void AppController::editMessage(qint64 messageId, const QString& newText) {
+  if (generating() || newText.trimmed().isEmpty() || !composerBlockReason().isEmpty()) return;
+  guarded([&] {
+    const qint64 userId = store_.editMessage(messageId, newText);
+    const qint64 answerId = store_.beginAssistantMessage(userId, modelPath_);
+    reloadMessages();
+    startAnswer(currentConversation_, answerId, userId);
+  });
+}
+
+void AppController::switchBranch(qint64 messageId, int delta) {
+  guarded([&] {
+    const store::SiblingInfo siblings = store_.siblings(messageId);
+    const int target = siblings.index + delta;
+    if (target < 0 || target >= siblings.count()) return;
+    store_.selectBranch(siblings.ids.at(target));
+    reloadMessages();
+  });
+}
+
+QVariantMap AppController::statsDetails(qint64 messageId) const {
+  try {
+    if (const auto stats = store_.stats(messageId)) return app::statsDetails(*stats);
+  } catch (const std::exception& e) {
+    log::error(QString::fromUtf8(e.what()));
+  }
+  return {};
+}
+
+void AppController::copyText(const QString& text) const {
+  if (QClipboard* clipboard = QGuiApplication::clipboard()) clipboard->setText(text);
+}
+
+void AppController::onPiece(const QString& key, const QString& text, double ms) {
+  const auto it = active_.find(key);
+  if (it == active_.end()) return;
+  it->text += text;
+  it->tokenTimesMs << ms;
+  messages_.appendText(it->messageId, text);
+  // At most one checkpoint a second: enough to keep a crash's loss small, cheap for the disk.
+  if (it->sinceCheckpoint.elapsed() >= 1000) {
+    const qint64 id = it->messageId;
+    const QString soFar = it->text;
+    guarded([&] { store_.checkpoint(id, soFar); });
+    it->sinceCheckpoint.restart();
+  }
+}
+
+void AppController::onFinished(const QString& key, const RequestStats& stats) {
+  const auto it = active_.find(key);
+  if (it == active_.end()) return;
+  const ActiveRequest r = *it;
+  active_.erase(it);
+  const store::MessageStats saved =
+      toMessageStats(stats, r.tokenTimesMs, r.sampling, r.model, model_.info.backendName.c_str());
+  const bool stopped = stats.finishReason == FinishReason::Cancelled;
+  const auto status = stopped ? store::MessageStatus::Stopped : store::MessageStatus::Complete;
+  guarded([&] { store_.finishAssistantMessage(r.messageId, r.text, status, saved); });
+  QString note;
+  if (stats.droppedTurns > 0)
+    note = tr("%n older message(s) were left out to fit the context window.", "",
+              stats.droppedTurns);
+  messages_.finishMessage(r.messageId, store::statusName(status), compactStatsLine(saved), note);
+  log::request({key, saved.finishReason, stats.queueWaitMs, stats.tokenizeMs, stats.prefillMs,
+                stats.ttftMs, stats.totalMs, stats.decodeTokensPerSecond, stats.promptTokens,
+                stats.generatedTokens});
+  emit generatingChanged();
+  emit answerFinished(r.messageId);
+}
+
+void AppController::onFailed(const QString& key, const QString& message) {
+  const auto it = active_.find(key);
+  if (it == active_.end()) return;
+  const ActiveRequest r = *it;
+  active_.erase(it);
+  guarded([&] {
+    store_.finishAssistantMessage(r.messageId, r.text, store::MessageStatus::Error);
+  });
+  messages_.finishMessage(r.messageId, QStringLiteral("error"), {}, message);
+  log::warn(QStringLiteral("request %1 failed: %2").arg(key, message));
+  emit generatingChanged();
+  emit answerFinished(r.messageId);
+}
+
+}  // namespace ember::app

@@ -1,0 +1,161 @@
+#pragma once
+// AppController: what the QML calls. It owns the store (GUI thread), the inference thread and the
+// list models, and runs the data path: send → user message committed → streaming answer begun →
+// InferenceWorker::submit → pieces appended to the MessageModel and checkpointed at most every
+// second → finish committed with its stats.
+//
+// Exposed to QML as the singleton `AppController` (QML_SINGLETON; main() creates the instance and
+// create() hands it to the engine).
+#include <QElapsedTimer>
+#include <QHash>
+#include <QJsonObject>
+#include <QObject>
+#include <QQmlEngine>
+#include <QVariantMap>
+#include <functional>
+
+#include "models/conversation_list_model.h"
+#include "models/message_model.h"
+#include "models/model_list_model.h"
+#include "models/search_result_model.h"
+#include "store/chat_store.h"
+#include "worker/inference_worker.h"
+
+namespace ember::app {
+
+class AppController : public QObject {
+  Q_OBJECT
+  QML_ELEMENT
+  QML_SINGLETON
+  Q_PROPERTY(ember::app::ConversationListModel* conversations READ conversations CONSTANT)
+  Q_PROPERTY(ember::app::MessageModel* messages READ messages CONSTANT)
+  Q_PROPERTY(ember::app::SearchResultModel* searchResults READ searchResults CONSTANT)
+  Q_PROPERTY(ember::app::ModelListModel* models READ models CONSTANT)
+  Q_PROPERTY(qint64 currentConversationId READ currentConversationId NOTIFY currentConversationChanged)
+  Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY currentConversationChanged)
+  Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
+  Q_PROPERTY(bool modelLoaded READ modelLoaded NOTIFY modelChanged)
+  Q_PROPERTY(bool modelLoading READ modelLoading NOTIFY modelChanged)
+  Q_PROPERTY(QString modelName READ modelName NOTIFY modelChanged)
+  Q_PROPERTY(QString modelDetails READ modelDetails NOTIFY modelChanged)
+  Q_PROPERTY(QString modelError READ modelError NOTIFY modelChanged)
+  Q_PROPERTY(QString composerBlockReason READ composerBlockReason NOTIFY composerBlockReasonChanged)
+  Q_PROPERTY(QString notice READ notice NOTIFY noticeChanged)
+  Q_PROPERTY(QVariantMap settings READ settings NOTIFY settingsChanged)
+
+ public:
+  struct Options {
+    QString databasePath;
+    QStringList modelFolders;
+  };
+  explicit AppController(const Options& options, QObject* parent = nullptr);
+  ~AppController() override;
+
+  static void setInstance(AppController* controller);
+  static AppController* create(QQmlEngine*, QJSEngine*);
+
+  ConversationListModel* conversations() { return &conversations_; }
+  MessageModel* messages() { return &messages_; }
+  SearchResultModel* searchResults() { return &searchResults_; }
+  ModelListModel* models() { return &models_; }
+  qint64 currentConversationId() const { return currentConversation_; }
+  QString currentTitle() const;
+  bool generating() const;
+  bool modelLoaded() const { return modelLoaded_; }
+  bool modelLoading() const { return modelLoading_; }
+  QString modelName() const;
+  QString modelDetails() const;
+  QString modelError() const { return modelError_; }
+  QString composerBlockReason() const;
+  QString notice() const { return notice_; }
+  QVariantMap settings() const;
+  store::ChatStore& store() { return store_; }
+
+  // --- Chat ----------------------------------------------------------------------------------
+  Q_INVOKABLE bool send(const QString& text);
+  Q_INVOKABLE void stop();
+  Q_INVOKABLE void regenerate();
+  Q_INVOKABLE void editMessage(qint64 messageId, const QString& newText);
+  Q_INVOKABLE void switchBranch(qint64 messageId, int delta);
+  Q_INVOKABLE QVariantMap statsDetails(qint64 messageId) const;
+  Q_INVOKABLE void copyText(const QString& text) const;
+  Q_INVOKABLE int messageRow(qint64 messageId) const { return messages_.rowOf(messageId); }
+
+  // --- Conversations and search --------------------------------------------------------------
+  Q_INVOKABLE void newConversation();
+  Q_INVOKABLE void openConversation(qint64 conversationId);
+  Q_INVOKABLE void renameConversation(qint64 conversationId, const QString& title);
+  Q_INVOKABLE void deleteConversation(qint64 conversationId);
+  Q_INVOKABLE void search(const QString& query);
+  Q_INVOKABLE void openSearchHit(qint64 conversationId, qint64 messageId);
+  Q_INVOKABLE void dismissNotice();
+
+  // --- Model and settings --------------------------------------------------------------------
+  Q_INVOKABLE void loadModel(const QString& path);
+  Q_INVOKABLE void loadModelUrl(const QUrl& url);
+  Q_INVOKABLE void reloadModel() { loadModel(modelPath_); }
+  Q_INVOKABLE void rescanModels();
+  Q_INVOKABLE QString settingError(const QString& key, const QVariant& value) const;
+  Q_INVOKABLE bool setSetting(const QString& key, const QVariant& value);
+  Q_INVOKABLE void saveSettingsAsDefaults();
+
+ signals:
+  void currentConversationChanged();
+  void generatingChanged();
+  void modelChanged();
+  void composerBlockReasonChanged();
+  void noticeChanged();
+  void settingsChanged();
+  void focusComposer();
+  void scrollToMessage(qint64 messageId);
+  void answerFinished(qint64 messageId);  // committed to the store (tests, accessibility)
+  void submitToWorker(const ember::app::WorkerRequest& request);
+  void abortInWorker(const QString& key);
+  void loadInWorker(const ember::EngineOptions& options);
+
+ private:
+  struct ActiveRequest {
+    qint64 messageId = 0;
+    qint64 conversationId = 0;
+    QString text;
+    QList<double> tokenTimesMs;
+    QElapsedTimer sinceCheckpoint;
+    QJsonObject sampling;
+    QString model;
+  };
+  void openStore(const QString& path);
+  void reloadConversations();
+  void reloadMessages();
+  bool startAnswer(qint64 conversationId, qint64 assistantId, qint64 upToMessageId);
+  nlohmann::ordered_json chatMessages(qint64 conversationId, qint64 upToMessageId) const;
+  QString activeKeyFor(qint64 conversationId) const;
+  void setNotice(const QString& text);
+  void touchConversation(qint64 conversationId);
+  void onPiece(const QString& key, const QString& text, double ms);
+  void onFinished(const QString& key, const RequestStats& stats);
+  void onFailed(const QString& key, const QString& message);
+  void onLoaded(const LoadedModel& model);
+  void onLoadFailed(const QString& path, const QString& message);
+  QJsonObject effectiveSettings() const;
+  // Runs a store operation; a StoreError becomes the notice and false.
+  bool guarded(const std::function<void()>& f);
+
+  store::ChatStore store_;
+  InferenceThread inference_;
+  MessageModel messages_;
+  ConversationListModel conversations_;
+  SearchResultModel searchResults_;
+  ModelListModel models_;
+  QStringList modelFolders_;
+  qint64 currentConversation_ = 0;
+  QHash<QString, ActiveRequest> active_;
+  quint64 requestCounter_ = 0;
+  bool modelLoaded_ = false;
+  bool modelLoading_ = false;
+  QString modelPath_;
+  QString modelError_;
+  LoadedModel model_;
+  QString notice_;
+};
+
+}  // namespace ember::app

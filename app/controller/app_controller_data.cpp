@@ -1,0 +1,267 @@
+// AppController: the store, conversations, search, model loading and settings.
+#include <QFileInfo>
+#include <QUrl>
+
+#include "controller/app_controller.h"
+#include "controller/conversation_settings.h"
+#include "controller/stats_format.h"
+#include "logging/app_log.h"
+
+namespace ember::app {
+
+void AppController::openStore(const QString& path) {
+  try {
+    const store::OpenReport report = store_.open(path);
+    if (report.recoveredFromCorruption)
+      setNotice(tr("The chat database was damaged and has been set aside as %1; a new one was "
+                   "started.").arg(report.corruptBackupPath));
+    else if (report.interruptedMessages > 0)
+      setNotice(tr("%n answer(s) were cut short when Ember last closed; they are marked as "
+                   "interrupted.", "", report.interruptedMessages));
+    log::info(QStringLiteral("store opened: %1").arg(path));
+  } catch (const std::exception& e) {
+    setNotice(tr("The chat database could not be opened: %1").arg(QString::fromUtf8(e.what())));
+    log::error(notice_);
+    return;
+  }
+  reloadConversations();
+  if (conversations_.rowCount() > 0) openConversation(conversations_.idAt(0));
+}
+
+void AppController::reloadConversations() {
+  QList<ConversationRow> rows;
+  guarded([&] {
+    for (const store::Conversation& c : store_.listConversations())
+      rows << ConversationRow{c.id, c.title, c.updatedAt};
+  });
+  conversations_.setConversations(rows);
+}
+
+void AppController::touchConversation(qint64 conversationId) {
+  guarded([&] {
+    if (const auto c = store_.conversation(conversationId))
+      conversations_.touch({c->id, c->title, c->updatedAt});
+  });
+}
+
+void AppController::reloadMessages() {
+  QList<MessageRow> rows;
+  if (currentConversation_ != 0 && store_.isOpen()) {
+    guarded([&] {
+      for (const store::Message& m : store_.activeBranch(currentConversation_)) {
+        MessageRow row;
+        row.id = m.id;
+        row.role = store::roleName(m.role);
+        row.text = m.content;
+        row.status = store::statusName(m.status);
+        if (m.role == store::Role::Assistant) {
+          if (const auto stats = store_.stats(m.id)) row.statsLine = compactStatsLine(*stats);
+        }
+        const store::SiblingInfo siblings = store_.siblings(m.id);
+        row.siblingIndex = siblings.index;
+        row.siblingCount = siblings.count();
+        for (const ActiveRequest& r : std::as_const(active_))
+          if (r.messageId == m.id) row.text = r.text;  // newer than the last checkpoint
+        rows << row;
+      }
+    });
+  }
+  messages_.setMessages(rows);
+}
+
+QString AppController::currentTitle() const {
+  if (currentConversation_ == 0) return {};
+  try {
+    if (const auto c = store_.conversation(currentConversation_)) return c->title;
+  } catch (const std::exception&) {
+  }
+  return {};
+}
+
+void AppController::newConversation() {
+  // An untouched new chat is reused rather than piling up empty ones.
+  if (currentConversation_ != 0 && messages_.rowCount() == 0) {
+    emit focusComposer();
+    return;
+  }
+  guarded([&] {
+    currentConversation_ = store_.createConversation(tr("New chat"), modelPath_);
+    touchConversation(currentConversation_);
+  });
+  reloadMessages();
+  emit currentConversationChanged();
+  emit generatingChanged();
+  emit settingsChanged();
+  emit focusComposer();
+}
+
+void AppController::openConversation(qint64 conversationId) {
+  currentConversation_ = conversationId;
+  reloadMessages();
+  emit currentConversationChanged();
+  emit generatingChanged();
+  emit settingsChanged();
+  emit focusComposer();
+}
+
+void AppController::renameConversation(qint64 conversationId, const QString& title) {
+  const QString trimmed = title.simplified();
+  if (trimmed.isEmpty()) return;
+  if (guarded([&] { store_.renameConversation(conversationId, trimmed); })) {
+    conversations_.rename(conversationId, trimmed);
+    if (conversationId == currentConversation_) emit currentConversationChanged();
+  }
+}
+
+void AppController::deleteConversation(qint64 conversationId) {
+  const QString key = activeKeyFor(conversationId);
+  if (!key.isEmpty()) {
+    active_.remove(key);  // its answer goes with it; the worker's late signals are ignored
+    emit abortInWorker(key);
+  }
+  if (!guarded([&] { store_.deleteConversation(conversationId); })) return;
+  conversations_.remove(conversationId);
+  if (conversationId == currentConversation_) {
+    currentConversation_ = 0;
+    if (conversations_.rowCount() > 0) openConversation(conversations_.idAt(0));
+    else openConversation(0);
+  }
+}
+
+void AppController::search(const QString& query) {
+  QList<SearchResultRow> rows;
+  if (!query.trimmed().isEmpty()) {
+    const QString start = QStringLiteral("\x01"), end = QStringLiteral("\x02");
+    guarded([&] {
+      for (const store::SearchHit& hit : store_.search(query, 50, start, end)) {
+        // The snippet is user text: escape it, then turn the markers into bold.
+        QString snippet = hit.snippet.toHtmlEscaped();
+        snippet.replace(start, QStringLiteral("<b>")).replace(end, QStringLiteral("</b>"));
+        rows << SearchResultRow{hit.conversationId, hit.messageId, hit.conversationTitle,
+                                snippet};
+      }
+    });
+  }
+  searchResults_.setResults(rows);
+}
+
+void AppController::openSearchHit(qint64 conversationId, qint64 messageId) {
+  guarded([&] { store_.selectBranch(messageId); });  // the hit may be on another branch
+  openConversation(conversationId);
+  emit scrollToMessage(messageId);
+}
+
+void AppController::setNotice(const QString& text) {
+  notice_ = text;
+  emit noticeChanged();
+}
+
+void AppController::dismissNotice() { setNotice({}); }
+
+// --- Model ------------------------------------------------------------------------------------
+
+void AppController::rescanModels() { models_.scan(modelFolders_); }
+
+void AppController::loadModelUrl(const QUrl& url) { loadModel(url.toLocalFile()); }
+
+void AppController::loadModel(const QString& path) {
+  if (path.isEmpty()) return;
+  // Answers on the old model end with it (saved as they are, marked as errors by the worker).
+  modelLoading_ = true;
+  modelLoaded_ = false;
+  modelError_.clear();
+  modelPath_ = path;
+  emit modelChanged();
+  const QJsonObject settings = effectiveSettings();
+  EngineOptions options;
+  options.modelPath = path.toStdString();
+  options.threads = settings.value("threads").toInt(0);
+  options.contextLength = settings.value("contextLength").toInt(0);
+  log::info(QStringLiteral("loading model %1").arg(path));
+  emit loadInWorker(options);
+}
+
+void AppController::onLoaded(const LoadedModel& model) {
+  model_ = model;
+  modelLoading_ = false;
+  modelLoaded_ = true;
+  modelPath_ = QString::fromStdString(model.info.path);
+  models_.addFile(describeModelFile(modelPath_));
+  guarded([&] { store_.setAppSetting(QStringLiteral("lastModel"), modelPath_); });
+  log::info(QStringLiteral("model loaded: %1 (%2, %3)")
+                .arg(modelPath_, QString::fromStdString(model.info.description),
+                     QString::fromStdString(model.info.backendName)));
+  if (!model.info.chatTemplateWarning.empty())
+    setNotice(QString::fromStdString(model.info.chatTemplateWarning));
+  emit modelChanged();
+  emit settingsChanged();
+}
+
+void AppController::onLoadFailed(const QString& path, const QString& message) {
+  if (path != modelPath_) return;  // an older load, replaced since
+  modelLoading_ = false;
+  modelLoaded_ = false;
+  modelError_ = message;
+  log::warn(QStringLiteral("model load failed: %1").arg(message));
+  emit modelChanged();
+}
+
+QString AppController::modelName() const { return QFileInfo(modelPath_).fileName(); }
+
+QString AppController::modelDetails() const {
+  if (!modelLoaded_) return {};
+  const ModelInfo& info = model_.info;
+  return tr("%1 · context %2 · %3")
+      .arg(QString::fromStdString(info.architecture))
+      .arg(info.contextLength)
+      .arg(QString::fromStdString(info.backendName));
+}
+
+// --- Settings ---------------------------------------------------------------------------------
+
+QJsonObject AppController::effectiveSettings() const {
+  try {
+    if (currentConversation_ != 0)
+      return store_.effectiveSettings(currentConversation_, builtInSettings());
+    QJsonObject merged = builtInSettings();
+    const QJsonObject defaults = store_.defaultConversationSettings();
+    for (auto it = defaults.begin(); it != defaults.end(); ++it) merged.insert(it.key(), *it);
+    return merged;
+  } catch (const std::exception&) {
+    return builtInSettings();
+  }
+}
+
+QVariantMap AppController::settings() const { return effectiveSettings().toVariantMap(); }
+
+QString AppController::settingError(const QString& key, const QVariant& value) const {
+  ModelLimits limits;
+  if (modelLoaded_)
+    limits = {model_.vocabSize, model_.info.trainedContext, model_.info.contextLength};
+  return app::settingError(effectiveSettings(), key, value, limits);
+}
+
+bool AppController::setSetting(const QString& key, const QVariant& value) {
+  ModelLimits limits;
+  if (modelLoaded_)
+    limits = {model_.vocabSize, model_.info.trainedContext, model_.info.contextLength};
+  QJsonValue normalized;
+  if (!app::settingError(effectiveSettings(), key, value, limits, &normalized).isEmpty())
+    return false;
+  if (currentConversation_ == 0) newConversation();
+  const bool ok = guarded([&] {
+    QJsonObject own = store_.conversationSettings(currentConversation_);
+    own.insert(key, normalized);
+    store_.setConversationSettings(currentConversation_, own);
+  });
+  if (ok) emit settingsChanged();
+  return ok;
+}
+
+void AppController::saveSettingsAsDefaults() {
+  QJsonObject defaults = effectiveSettings();
+  defaults.remove(QStringLiteral("systemPrompt"));  // a chat's own prompt stays its own
+  guarded([&] { store_.setDefaultConversationSettings(defaults); });
+}
+
+}  // namespace ember::app

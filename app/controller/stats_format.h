@@ -1,0 +1,23 @@
+#pragma once
+// An answer's statistics: from the engine's RequestStats to what the store keeps, and from
+// there to the compact line under a bubble and the details panel.
+#include <QList>
+#include <QString>
+#include <QVariantMap>
+
+#include "ember/request.h"
+#include "store/store_types.h"
+
+namespace ember::app {
+
+store::MessageStats toMessageStats(const RequestStats& stats, const QList<double>& tokenTimesMs,
+                                   const QJsonObject& sampling, const QString& model,
+                                   const QString& backend);
+
+// "TTFT 120 ms · 48.2 tok/s · 64 tokens"
+QString compactStatsLine(const store::MessageStats& stats);
+
+// Every figure as a label → text pair list (for the details panel), plus "tokenTimes".
+QVariantMap statsDetails(const store::MessageStats& stats);
+
+}  // namespace ember::app

@@ -1,0 +1,109 @@
+// ember: the desktop chat app. `ember [--model FILE.gguf]`; without --model it loads the model
+// used last, or the default model when it is in the models folder.
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QGuiApplication>
+#include <QIcon>
+#include <QPalette>
+#include <QQmlApplicationEngine>
+#include <QQuickStyle>
+#include <QStandardPaths>
+#include <QtQml/qqmlextensionplugin.h>
+
+#include "controller/app_controller.h"
+#include "controller/ui_test_hook.h"
+#include "logging/app_log.h"
+
+Q_IMPORT_QML_PLUGIN(EmberPlugin)
+
+namespace {
+
+constexpr auto kDefaultModel = "SmolLM2-135M-Instruct.Q4_1.gguf";
+
+QString modelsCacheDir() {
+  const QString fromEnv = qEnvironmentVariable("EMBER_MODELS_DIR");
+  return fromEnv.isEmpty() ? QDir::home().filePath(QStringLiteral(".cache/ember/models"))
+                           : fromEnv;
+}
+
+QString startupModel(const QString& requested, ember::app::AppController& controller) {
+  if (!requested.isEmpty()) return QFileInfo(requested).absoluteFilePath();
+  QString last;
+  try {
+    last = controller.store().appSetting(QStringLiteral("lastModel")).toString();
+  } catch (const std::exception&) {
+  }
+  if (!last.isEmpty() && QFileInfo::exists(last)) return last;
+  const QString fallback = QDir(modelsCacheDir()).filePath(QLatin1String(kDefaultModel));
+  return QFileInfo::exists(fallback) ? fallback : QString();
+}
+
+// The system palette decides light or dark; EMBER_COLOR_SCHEME=dark forces a dark one (desktops
+// without a platform theme, and the screenshots of the dark look).
+void applyColorSchemeOverride() {
+  if (qEnvironmentVariable("EMBER_COLOR_SCHEME") != QLatin1String("dark")) return;
+  // Button and window colours first: QPalette derives the light/mid/dark shades from them.
+  QPalette p(QColor(0x33, 0x33, 0x3a), QColor(0x23, 0x23, 0x28));
+  p.setColor(QPalette::WindowText, QColor(0xe8, 0xe8, 0xec));
+  p.setColor(QPalette::Base, QColor(0x1b, 0x1b, 0x20));
+  p.setColor(QPalette::AlternateBase, QColor(0x2a, 0x2a, 0x30));
+  p.setColor(QPalette::Text, QColor(0xe8, 0xe8, 0xec));
+  p.setColor(QPalette::ButtonText, QColor(0xe8, 0xe8, 0xec));
+  p.setColor(QPalette::Highlight, QColor(0x2f, 0x6f, 0xb5));
+  p.setColor(QPalette::HighlightedText, Qt::white);
+  p.setColor(QPalette::PlaceholderText, QColor(0x8a, 0x8a, 0x94));
+  p.setColor(QPalette::ToolTipBase, QColor(0x33, 0x33, 0x3a));
+  p.setColor(QPalette::ToolTipText, QColor(0xe8, 0xe8, 0xec));
+  p.setColor(QPalette::Disabled, QPalette::Text, QColor(0x70, 0x70, 0x78));
+  p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(0x70, 0x70, 0x78));
+  p.setColor(QPalette::Disabled, QPalette::WindowText, QColor(0x70, 0x70, 0x78));
+  QGuiApplication::setPalette(p);
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  QGuiApplication app(argc, argv);
+  app.setApplicationName(QStringLiteral("ember"));
+  app.setApplicationDisplayName(QStringLiteral("Ember"));
+  app.setApplicationVersion(QStringLiteral(EMBER_VERSION));
+  app.setWindowIcon(QIcon(QStringLiteral(":/resources/ember.svg")));
+  QQuickStyle::setStyle(QStringLiteral("Fusion"));  // follows the system palette (light/dark)
+  applyColorSchemeOverride();
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("Chat with local language models."));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  const QCommandLineOption modelOption(QStringLiteral("model"),
+                                       QStringLiteral("The GGUF model to load."),
+                                       QStringLiteral("FILE.gguf"));
+  parser.addOption(modelOption);
+  parser.process(app);
+
+  const QString dataDir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+  QDir().mkpath(dataDir);
+  ember::app::log::init(QDir(dataDir).filePath(QStringLiteral("logs")));
+
+  ember::app::AppController::Options options;
+  options.databasePath = QDir(dataDir).filePath(QStringLiteral("ember.sqlite"));
+  options.modelFolders = {modelsCacheDir(), QDir(dataDir).filePath(QStringLiteral("models"))};
+  int rc = 0;
+  {
+    ember::app::AppController controller(options);
+    ember::app::AppController::setInstance(&controller);
+
+    QQmlApplicationEngine engine;
+    QObject::connect(&engine, &QQmlApplicationEngine::objectCreationFailed, &app,
+                     [] { QCoreApplication::exit(1); }, Qt::QueuedConnection);
+    engine.load(QUrl(QStringLiteral("qrc:/qt/qml/Ember/Main.qml")));
+    if (engine.rootObjects().isEmpty()) return 1;
+
+    ember::app::UiTestHook::installIfRequested(&controller, &engine);
+    controller.loadModel(startupModel(parser.value(modelOption), controller));
+    rc = app.exec();
+  }
+  ember::app::log::shutdown();
+  return rc;
+}

@@ -1,0 +1,80 @@
+#include "models/conversation_list_model.h"
+
+#include <QLocale>
+
+namespace ember::app {
+
+int ConversationListModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+QVariant ConversationListModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+    return {};
+  const ConversationRow& r = rows_.at(index.row());
+  switch (role) {
+    case IdRole: return r.id;
+    case Qt::DisplayRole:
+    case TitleRole: return r.title;
+    case UpdatedRole:
+      return QLocale().toString(r.updatedAt.toLocalTime(), QLocale::ShortFormat);
+    default: return {};
+  }
+}
+
+QHash<int, QByteArray> ConversationListModel::roleNames() const {
+  return {{IdRole, "conversationId"}, {TitleRole, "title"}, {UpdatedRole, "updated"}};
+}
+
+void ConversationListModel::setConversations(const QList<ConversationRow>& rows) {
+  beginResetModel();
+  rows_ = rows;
+  endResetModel();
+  emit countChanged();
+}
+
+void ConversationListModel::touch(const ConversationRow& row) {
+  const int at = rowOf(row.id);
+  if (at < 0) {
+    beginInsertRows({}, 0, 0);
+    rows_.prepend(row);
+    endInsertRows();
+    emit countChanged();
+    return;
+  }
+  if (at > 0) {
+    beginMoveRows({}, at, at, {}, 0);
+    rows_.move(at, 0);
+    endMoveRows();
+  }
+  rows_[0] = row;
+  emit dataChanged(index(0), index(0));
+}
+
+void ConversationListModel::rename(qint64 id, const QString& title) {
+  const int at = rowOf(id);
+  if (at < 0) return;
+  rows_[at].title = title;
+  emit dataChanged(index(at), index(at), {TitleRole});
+}
+
+void ConversationListModel::remove(qint64 id) {
+  const int at = rowOf(id);
+  if (at < 0) return;
+  beginRemoveRows({}, at, at);
+  rows_.removeAt(at);
+  endRemoveRows();
+  emit countChanged();
+}
+
+int ConversationListModel::rowOf(qint64 id) const {
+  for (int i = 0; i < rows_.size(); ++i)
+    if (rows_[i].id == id) return i;
+  return -1;
+}
+
+qint64 ConversationListModel::idAt(int row) const {
+  return row >= 0 && row < rows_.size() ? rows_[row].id : 0;
+}
+
+}  // namespace ember::app

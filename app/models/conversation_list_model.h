@@ -1,0 +1,44 @@
+#pragma once
+// The sidebar: every conversation, most recently updated first.
+#include <QAbstractListModel>
+#include <QDateTime>
+#include <QList>
+#include <QtQml/qqmlregistration.h>
+
+namespace ember::app {
+
+struct ConversationRow {
+  qint64 id = 0;
+  QString title;
+  QDateTime updatedAt;
+};
+
+class ConversationListModel : public QAbstractListModel {
+  Q_OBJECT
+  QML_ELEMENT
+  QML_UNCREATABLE("Owned by the AppController")
+  Q_PROPERTY(int count READ rowCount NOTIFY countChanged)
+ public:
+  enum Roles { IdRole = Qt::UserRole + 1, TitleRole, UpdatedRole };
+  using QAbstractListModel::QAbstractListModel;
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+  QHash<int, QByteArray> roleNames() const override;
+
+  void setConversations(const QList<ConversationRow>& rows);
+  // Puts the conversation first (it was just updated), inserting it when new.
+  void touch(const ConversationRow& row);
+  void rename(qint64 id, const QString& title);
+  void remove(qint64 id);
+  int rowOf(qint64 id) const;
+  Q_INVOKABLE qint64 idAt(int row) const;
+
+ signals:
+  void countChanged();
+
+ private:
+  QList<ConversationRow> rows_;
+};
+
+}  // namespace ember::app

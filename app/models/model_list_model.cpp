@@ -1,0 +1,81 @@
+#include "models/model_list_model.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QSet>
+
+namespace ember::app {
+
+QString modelSummary(const ModelFileInfo& info) {
+  if (!info.error.isEmpty()) return info.error;
+  return QStringLiteral("%1 · %2 · %3 · ctx %4 · %5 · needs ~%6")
+      .arg(info.architecture, formatParameterCount(info.parameterCount), info.quantization)
+      .arg(info.contextLength)
+      .arg(formatBytes(info.fileSize), formatBytes(info.memoryEstimate));
+}
+
+int ModelListModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(files_.size()) + 1;
+}
+
+QVariant ModelListModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+    return {};
+  const bool openFile = index.row() == files_.size();
+  if (role == IsOpenFileRole) return openFile;
+  if (openFile) {
+    if (role == Qt::DisplayRole || role == FileNameRole) return tr("Open file...");
+    return role == PathRole || role == SummaryRole || role == ErrorRole ? QVariant(QString())
+                                                                         : QVariant();
+  }
+  const ModelFileInfo& f = files_.at(index.row());
+  switch (role) {
+    case PathRole: return f.path;
+    case Qt::DisplayRole:
+    case FileNameRole: return f.fileName;
+    case SummaryRole: return modelSummary(f);
+    case ErrorRole: return f.error;
+    default: return {};
+  }
+}
+
+QHash<int, QByteArray> ModelListModel::roleNames() const {
+  return {{PathRole, "path"}, {FileNameRole, "fileName"}, {SummaryRole, "summary"},
+          {ErrorRole, "errorText"}, {IsOpenFileRole, "isOpenFile"}};
+}
+
+void ModelListModel::scan(const QStringList& folders) {
+  QList<ModelFileInfo> found;
+  QSet<QString> seen;
+  for (const QString& folder : folders) {
+    const QFileInfoList entries =
+        QDir(folder).entryInfoList({QStringLiteral("*.gguf")}, QDir::Files, QDir::Name);
+    for (const QFileInfo& entry : entries) {
+      const QString canonical = entry.canonicalFilePath();
+      if (seen.contains(canonical)) continue;
+      seen.insert(canonical);
+      found << describeModelFile(entry.absoluteFilePath());
+    }
+  }
+  setFiles(found);
+}
+
+void ModelListModel::setFiles(const QList<ModelFileInfo>& files) {
+  beginResetModel();
+  files_ = files;
+  endResetModel();
+  emit countChanged();
+}
+
+int ModelListModel::addFile(const ModelFileInfo& file) {
+  for (int i = 0; i < files_.size(); ++i)
+    if (files_[i].path == file.path) return i;
+  const int at = static_cast<int>(files_.size());
+  beginInsertRows({}, at, at);
+  files_.append(file);
+  endInsertRows();
+  emit countChanged();
+  return at;
+}
+
+}  // namespace ember::app

@@ -1,0 +1,67 @@
+import QtQuick
+import QtQuick.Controls
+import Ember
+
+// The active branch of the open conversation. Follows new text as it streams in, until the user
+// scrolls up; scrolling back to the bottom turns following on again.
+ListView {
+    id: view
+    clip: true
+    spacing: 14
+    topMargin: 16
+    bottomMargin: 16
+    model: AppController.messages
+    boundsBehavior: Flickable.StopAtBounds
+    ScrollBar.vertical: ScrollBar { }
+    Accessible.name: qsTr("Messages")
+
+    property bool followTail: true
+    property bool scrollingByCode: false
+
+    function openStats(messageId) { statsPanel.openFor(messageId) }
+    function closeStats() { statsPanel.close() }
+
+    function scrollToEnd() {
+        scrollingByCode = true
+        positionViewAtEnd()
+        scrollingByCode = false
+    }
+
+    onContentYChanged: if (!scrollingByCode) followTail = atYEnd
+    onContentHeightChanged: if (followTail) Qt.callLater(scrollToEnd)
+    onCountChanged: {
+        followTail = true
+        Qt.callLater(scrollToEnd)
+    }
+
+    delegate: MessageBubble {
+        width: view.width
+        onShowStats: (id) => statsPanel.openFor(id)
+    }
+
+    Connections {
+        target: AppController
+        function onScrollToMessage(messageId) {
+            const row = AppController.messageRow(messageId)
+            if (row < 0)
+                return
+            view.followTail = false
+            view.scrollingByCode = true
+            view.positionViewAtIndex(row, ListView.Center)
+            view.scrollingByCode = false
+        }
+    }
+
+    Label {
+        anchors.centerIn: parent
+        visible: view.count === 0
+        text: AppController.modelLoaded ? qsTr("Ask anything. Your chats stay on this computer.")
+                                        : qsTr("Choose a model to start chatting.")
+        color: Theme.muted
+        font.pixelSize: 16
+    }
+
+    StatsPanel {
+        id: statsPanel
+    }
+}

@@ -1,0 +1,135 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Ember
+
+// The window: sidebar | chat (notice, messages, composer) | settings.
+ApplicationWindow {
+    id: window
+    width: 1180
+    height: 760
+    minimumWidth: 720
+    minimumHeight: 480
+    visible: true
+    color: Theme.window
+    // The controls take the system palette (light or dark), group by group, whatever the
+    // style's own defaults; re-applied when the system switches.
+    function applySystemPalette() {
+        const roles = ["window", "windowText", "base", "alternateBase", "text", "button",
+                       "buttonText", "highlight", "highlightedText", "placeholderText", "light",
+                       "midlight", "mid", "dark", "shadow"]
+        for (const role of roles) {
+            palette.active[role] = Theme.palette[role]
+            palette.inactive[role] = Theme.palette[role]
+            palette.disabled[role] = Theme.disabledPalette[role]
+        }
+    }
+    Component.onCompleted: applySystemPalette()
+    Connections {
+        target: Theme.palette
+        function onPaletteChanged() { window.applySystemPalette() }
+    }
+    title: AppController.currentTitle.length > 0
+           ? qsTr("Ember — %1").arg(AppController.currentTitle) : qsTr("Ember")
+
+    // Opens the settings panel and an answer's details (the UI test's second picture).
+    function showPanels(messageId) {
+        settingsPanel.visible = true
+        chat.openStats(messageId)
+    }
+    // The model picker open (the UI test's third picture).
+    function showModelPicker() {
+        chat.closeStats()
+        modelPicker.openList()
+    }
+
+    Shortcut {
+        sequence: StandardKey.New
+        onActivated: AppController.newConversation()
+    }
+    Shortcut {
+        sequence: StandardKey.Find
+        onActivated: sidebar.focusSearch()
+    }
+    Shortcut {
+        sequence: "Esc"
+        enabled: AppController.generating
+        onActivated: AppController.stop()
+    }
+
+    header: ToolBar {
+        RowLayout {
+            anchors.fill: parent
+            anchors.leftMargin: Theme.spacing
+            anchors.rightMargin: Theme.spacing
+            ModelPicker {
+                id: modelPicker
+                Layout.fillWidth: true
+            }
+            ToolButton {
+                text: settingsPanel.visible ? qsTr("Hide settings") : qsTr("Settings")
+                checkable: true
+                checked: settingsPanel.visible
+                onToggled: settingsPanel.visible = checked
+                Accessible.name: qsTr("Show or hide the conversation settings")
+            }
+        }
+    }
+
+    RowLayout {
+        anchors.fill: parent
+        spacing: 0
+
+        ConversationList {
+            id: sidebar
+            Layout.preferredWidth: Theme.sidebarWidth
+            Layout.fillHeight: true
+        }
+
+        ColumnLayout {
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            spacing: 0
+
+            Rectangle {
+                Layout.fillWidth: true
+                visible: AppController.notice.length > 0
+                color: Theme.notice
+                implicitHeight: noticeRow.implicitHeight + 12
+                RowLayout {
+                    id: noticeRow
+                    anchors.fill: parent
+                    anchors.margins: 6
+                    Label {
+                        Layout.fillWidth: true
+                        text: AppController.notice
+                        wrapMode: Text.Wrap
+                        color: Theme.text
+                    }
+                    ToolButton {
+                        text: "✕"
+                        onClicked: AppController.dismissNotice()
+                        Accessible.name: qsTr("Dismiss the notice")
+                    }
+                }
+            }
+
+            ChatView {
+                id: chat
+                Layout.fillWidth: true
+                Layout.fillHeight: true
+            }
+
+            Composer {
+                Layout.fillWidth: true
+            }
+        }
+
+        SettingsPanel {
+            id: settingsPanel
+            visible: false
+            Layout.preferredWidth: Theme.settingsWidth
+            Layout.fillHeight: true
+        }
+    }
+}

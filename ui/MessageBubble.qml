@@ -1,0 +1,195 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Ember
+import "markdown.js" as Markdown
+
+// One message. The user's on the right as plain text; the assistant's on the left as Markdown,
+// with its stats line underneath. Edit (user) and Regenerate (last answer) never delete anything:
+// the new text becomes a sibling, reachable with the < 2/3 > switcher.
+Item {
+    id: bubble
+
+    required property int index
+    required property var messageId
+    required property string role
+    required property string text
+    required property string status
+    required property string statsLine
+    required property string errorText
+    required property int siblingIndex
+    required property int siblingCount
+    required property bool streaming
+    required property bool isLast
+
+    signal showStats(var messageId)
+
+    readonly property bool isUser: role === "user"
+    readonly property real maxBubbleWidth: Math.max(200, width * (isUser ? 0.75 : 0.9) - 32)
+    property bool editing: false
+
+    implicitHeight: box.height
+
+    Rectangle {
+        id: box
+        x: bubble.isUser ? bubble.width - width - 16 : 16
+        // As wide as the text needs, up to most of the view (code and tables get the full width).
+        width: bubble.editing ? bubble.maxBubbleWidth
+               : Math.min(bubble.maxBubbleWidth, Math.max(body.naturalWidth, tools.implicitWidth, 60) + 24)
+        height: content.implicitHeight + 20
+        radius: Theme.radius
+        color: bubble.isUser ? Theme.userBubble : Theme.assistantBubble
+        border.color: Theme.bubbleBorder
+        border.width: bubble.isUser ? 0 : 1
+
+        ColumnLayout {
+            id: content
+            anchors.fill: parent
+            anchors.margins: 10
+            spacing: 6
+
+            Column {
+                id: body
+                objectName: "bubble"
+                property var messageId: bubble.messageId
+                Layout.fillWidth: true
+                visible: !bubble.editing
+                spacing: 8
+                readonly property var segments: bubble.isUser
+                    ? [{ code: false, lang: "", text: bubble.text }]
+                    : bubble.text.length > 0 ? Markdown.split(bubble.text)
+                    : [{ code: false, lang: "", text: bubble.streaming ? "…" : "" }]
+                readonly property real naturalWidth: {
+                    let w = 0
+                    for (let i = 0; i < children.length; ++i)
+                        w = Math.max(w, children[i].implicitWidth)
+                    return w
+                }
+                // Keyed by index so that streaming updates the parts instead of recreating them.
+                Repeater {
+                    model: body.segments.length
+                    delegate: MessageSegment {
+                        required property int index
+                        width: body.width
+                        code: body.segments[index] ? body.segments[index].code : false
+                        lang: body.segments[index] ? body.segments[index].lang : ""
+                        text: body.segments[index] ? body.segments[index].text : ""
+                        markdown: !bubble.isUser
+                    }
+                }
+            }
+
+            ColumnLayout {
+                visible: bubble.editing
+                Layout.fillWidth: true
+                TextArea {
+                    id: editor
+                    Layout.fillWidth: true
+                    wrapMode: TextEdit.Wrap
+                    Accessible.name: qsTr("Edit the message")
+                }
+                RowLayout {
+                    Button {
+                        text: qsTr("Save and ask again")
+                        enabled: editor.text.trim().length > 0 && !AppController.generating
+                        onClicked: {
+                            bubble.editing = false
+                            AppController.editMessage(bubble.messageId, editor.text)
+                        }
+                    }
+                    Button {
+                        text: qsTr("Cancel")
+                        onClicked: bubble.editing = false
+                    }
+                }
+            }
+
+            Label {
+                Layout.fillWidth: true
+                visible: bubble.errorText.length > 0 || bubble.status === "stopped"
+                         || bubble.status === "interrupted"
+                wrapMode: Text.Wrap
+                color: bubble.status === "error" ? Theme.danger : Theme.muted
+                font.italic: true
+                text: bubble.status === "error" ? qsTr("Error: %1").arg(bubble.errorText)
+                    : bubble.status === "stopped" ? qsTr("Stopped")
+                    : bubble.status === "interrupted" ? qsTr("Interrupted (Ember closed before the answer finished)")
+                    : bubble.errorText
+            }
+
+            RowLayout {
+                id: tools
+                spacing: 2
+                visible: !bubble.editing
+
+                ToolButton {
+                    visible: bubble.siblingCount > 1
+                    text: "<"
+                    enabled: bubble.siblingIndex > 0 && !AppController.generating
+                    onClicked: AppController.switchBranch(bubble.messageId, -1)
+                    Accessible.name: qsTr("Previous version")
+                }
+                Label {
+                    visible: bubble.siblingCount > 1
+                    text: (bubble.siblingIndex + 1) + "/" + bubble.siblingCount
+                    color: Theme.muted
+                }
+                ToolButton {
+                    visible: bubble.siblingCount > 1
+                    text: ">"
+                    enabled: bubble.siblingIndex < bubble.siblingCount - 1 && !AppController.generating
+                    onClicked: AppController.switchBranch(bubble.messageId, 1)
+                    Accessible.name: qsTr("Next version")
+                }
+                ToolButton {
+                    text: qsTr("Copy")
+                    enabled: bubble.text.length > 0
+                    onClicked: AppController.copyText(bubble.text)
+                    Accessible.name: qsTr("Copy the message")
+                }
+                ToolButton {
+                    visible: bubble.isUser
+                    text: qsTr("Edit")
+                    enabled: !AppController.generating && AppController.modelLoaded
+                    onClicked: {
+                        editor.text = bubble.text
+                        bubble.editing = true
+                        editor.forceActiveFocus()
+                    }
+                    Accessible.name: qsTr("Edit and ask again")
+                }
+                ToolButton {
+                    visible: !bubble.isUser && bubble.isLast && !bubble.streaming
+                    text: qsTr("Regenerate")
+                    enabled: !AppController.generating && AppController.modelLoaded
+                    onClicked: AppController.regenerate()
+                    Accessible.name: qsTr("Write another answer")
+                }
+                Label {
+                    id: stats
+                    objectName: "statsLine"
+                    visible: bubble.statsLine.length > 0
+                    text: bubble.statsLine
+                    color: Theme.muted
+                    font.pixelSize: 12
+                    leftPadding: 6
+                    Accessible.name: qsTr("Answer statistics: %1").arg(bubble.statsLine)
+                    MouseArea {
+                        anchors.fill: parent
+                        cursorShape: Qt.PointingHandCursor
+                        onClicked: bubble.showStats(bubble.messageId)
+                    }
+                    ToolTip.visible: statsHover.hovered
+                    ToolTip.text: qsTr("Click for details")
+                    HoverHandler { id: statsHover }
+                }
+                BusyIndicator {
+                    visible: bubble.streaming
+                    running: visible
+                    implicitWidth: 22
+                    implicitHeight: 22
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import QtQuick.Dialogs
+import Ember
+
+// The model in use, a menu of the GGUF files found (with what each needs), "Open file...",
+// a progress bar while loading, and the reader's message when a file cannot be used.
+RowLayout {
+    id: picker
+    spacing: Theme.spacing
+
+    function openList() {
+        AppController.rescanModels()
+        list.open()
+    }
+
+    Button {
+        id: button
+        text: AppController.modelName.length > 0 ? AppController.modelName : qsTr("Choose a model")
+        onClicked: picker.openList()
+        Accessible.name: qsTr("Model: %1").arg(text)
+    }
+    ProgressBar {
+        visible: AppController.modelLoading
+        indeterminate: true
+        Layout.preferredWidth: 120
+        Accessible.name: qsTr("Loading the model")
+    }
+    Label {
+        Layout.fillWidth: true
+        elide: Text.ElideRight
+        text: AppController.modelError.length > 0 ? AppController.modelError
+            : AppController.modelLoading ? qsTr("Loading…") : AppController.modelDetails
+        color: AppController.modelError.length > 0 ? Theme.danger : Theme.muted
+        ToolTip.visible: errorHover.hovered && AppController.modelError.length > 0
+        ToolTip.text: AppController.modelError
+        HoverHandler { id: errorHover }
+    }
+
+    Popup {
+        id: list
+        y: button.height + 4
+        width: 560
+        height: Math.min(420, models.contentHeight + 20)
+        padding: 6
+        ListView {
+            id: models
+            anchors.fill: parent
+            clip: true
+            model: AppController.models
+            delegate: ItemDelegate {
+                required property string path
+                required property string fileName
+                required property string summary
+                required property string errorText
+                required property bool isOpenFile
+                width: ListView.view.width
+                enabled: isOpenFile || errorText.length === 0
+                contentItem: Column {
+                    Label { text: fileName; font.bold: true }
+                    Label {
+                        visible: summary.length > 0
+                        text: summary
+                        width: parent.width
+                        wrapMode: Text.Wrap
+                        color: errorText.length > 0 ? Theme.danger : Theme.muted
+                        font.pixelSize: 12
+                    }
+                }
+                onClicked: {
+                    list.close()
+                    if (isOpenFile)
+                        fileDialog.open()
+                    else
+                        AppController.loadModel(path)
+                }
+                Accessible.name: fileName
+            }
+        }
+    }
+
+    FileDialog {
+        id: fileDialog
+        title: qsTr("Open a GGUF model")
+        nameFilters: [qsTr("GGUF models (*.gguf)"), qsTr("All files (*)")]
+        onAccepted: AppController.loadModelUrl(selectedFile)
+    }
+}

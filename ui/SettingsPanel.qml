@@ -1,0 +1,76 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Ember
+
+// The open conversation's settings (over the app-wide defaults). Each value is checked as it is
+// typed with the engine's own validation, and saved when valid.
+Rectangle {
+    id: panel
+    color: Theme.sidebar
+
+    ScrollView {
+        anchors.fill: parent
+        contentWidth: availableWidth
+
+        ColumnLayout {
+            width: parent.width
+            anchors.margins: 12
+            x: 12
+            spacing: 10
+
+            Label { text: qsTr("Chat settings"); font.pixelSize: 17; font.bold: true; topPadding: 12 }
+
+            Label { text: qsTr("System prompt"); font.bold: true }
+            TextArea {
+                id: systemPrompt
+                Layout.fillWidth: true
+                Layout.rightMargin: 24
+                Layout.preferredHeight: 90
+                wrapMode: TextEdit.Wrap
+                placeholderText: qsTr("You are a helpful assistant.")
+                text: AppController.settings.systemPrompt || ""
+                Accessible.name: qsTr("System prompt")
+                onEditingFinished: AppController.setSetting("systemPrompt", text)
+            }
+
+            Repeater {
+                model: [
+                    { key: "temperature", label: qsTr("Temperature"), hint: qsTr("0 = always the most likely word") },
+                    { key: "topP", label: qsTr("Top-p"), hint: qsTr("0 to 1; 1 = off") },
+                    { key: "topK", label: qsTr("Top-k"), hint: qsTr("0 = off") },
+                    { key: "minP", label: qsTr("Min-p"), hint: qsTr("0 to 1; 0 = off") },
+                    { key: "repeatPenalty", label: qsTr("Repeat penalty"), hint: qsTr("1 = off") },
+                    { key: "maxTokens", label: qsTr("Max tokens"), hint: qsTr("-1 = until the model stops") },
+                    { key: "seed", label: qsTr("Seed"), hint: qsTr("random, or a number to repeat an answer") },
+                    { key: "contextLength", label: qsTr("Context length"), hint: qsTr("0 = the model's (up to 4096); applies when the model is reloaded") },
+                    { key: "threads", label: qsTr("Threads"), hint: qsTr("0 = one per core; applies when the model is reloaded") }
+                ]
+                delegate: SettingField {
+                    required property var modelData
+                    Layout.fillWidth: true
+                    Layout.rightMargin: 24
+                    key: modelData.key
+                    label: modelData.label
+                    hint: modelData.hint
+                }
+            }
+
+            RowLayout {
+                Layout.rightMargin: 24
+                Button {
+                    text: qsTr("Use for new chats")
+                    onClicked: AppController.saveSettingsAsDefaults()
+                    Accessible.name: qsTr("Save these settings as the defaults for new chats")
+                }
+                Button {
+                    text: qsTr("Reload model")
+                    enabled: AppController.modelName.length > 0 && !AppController.modelLoading
+                    onClicked: AppController.reloadModel()
+                    Accessible.name: qsTr("Reload the model with this context length and thread count")
+                }
+            }
+            Item { Layout.preferredHeight: 12 }
+        }
+    }
+}
