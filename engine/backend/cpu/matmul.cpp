@@ -75,7 +75,23 @@ struct Piece {
   size_t xOffset = 0;  // of its prepared activations in the scratch
   size_t xStride = 0;
   int64_t firstRow = 0;  // in the concatenation of all matrices' rows
+  // The kernels for the tokens llama.cpp runs in groups of 4 / the others (see TypeKernels):
+  // `dot` for both unless llama.cpp repacks the matrix or runs this product tiled.
+  quant::DotFn groupedDot = nullptr;
+  quant::DotFn singleDot = nullptr;
 };
+
+Piece makePiece(const WeightMatrix& w, float* y, const quant::TypeKernels* k, size_t xOffset,
+                size_t xStride, int64_t firstRow, int64_t n) {
+  Piece p{&w, y, k, xOffset, xStride, firstRow, k->dot, k->dot};
+  if (k->dotRepackedGroups && k->dotRepackedSingles && w.rows % quant::kRepackRowMultiple == 0) {
+    p.groupedDot = k->dotRepackedGroups;
+    p.singleDot = k->dotRepackedSingles;
+  } else if (k->dotTiled && n >= quant::kTiledMinTokens) {
+    p.groupedDot = p.singleDot = k->dotTiled;
+  }
+  return p;
+}
 
 // Activations prepared once per preparation function (types that share one share the rows).
 struct PreparedInput {
@@ -113,7 +129,8 @@ void matmulShared(ThreadPool& pool, std::span<const MatmulTarget> targets, const
       scratchBytes += size_t(n) * stride;
       widestInput = std::max(widestInput, stride);
     }
-    pieces[i] = {&w, targets[i].y, k, inputs[slot].offset, inputs[slot].stride, totalRows};
+    pieces[i] =
+        makePiece(w, targets[i].y, k, inputs[slot].offset, inputs[slot].stride, totalRows, n);
     totalRows += w.rows;
     totalBytes += w.rowBytes * size_t(w.rows);
     widestRow = std::max(widestRow, w.rowBytes);
@@ -147,8 +164,8 @@ void matmulShared(ThreadPool& pool, std::span<const MatmulTarget> targets, const
     pool.parallelFor(totalRows, grain, [&](int64_t b, int64_t e, int) {
       forEachPiece(b, e, [&](const Piece& p, int64_t r0, int64_t r1) {
         const WeightMatrix& w = *p.w;
-        p.k->dot({w.data + r0 * w.rowBytes, w.rowBytes, r1 - r0, base + p.xOffset, p.xStride, 1,
-                  cols, p.y + r0, w.rows});
+        p.singleDot({w.data + r0 * w.rowBytes, w.rowBytes, r1 - r0, base + p.xOffset, p.xStride, 1,
+                     cols, p.y + r0, w.rows});
       });
     });
     return;
@@ -156,15 +173,25 @@ void matmulShared(ThreadPool& pool, std::span<const MatmulTarget> targets, const
   const int64_t rowTile = std::clamp<int64_t>(
       roundUp(int64_t(kRowTileBytes / widestRow), kRowMultiple), kRowMultiple, 256);
   const int64_t tokenTile = std::clamp<int64_t>(int64_t(kTokenTileBytes / widestInput), 1, n);
+  const int64_t groupedTokens = quant::repackedGroupTokens(n);
   pool.parallelFor(totalRows, rowTile, [&](int64_t b, int64_t e, int) {
     for (int64_t t0 = 0; t0 < n; t0 += tokenTile) {
-      const int64_t tokens = std::min(tokenTile, n - t0);
+      const int64_t tEnd = std::min(t0 + tokenTile, n);
       forEachPiece(b, e, [&](const Piece& p, int64_t r0, int64_t r1) {
         const WeightMatrix& w = *p.w;
-        for (int64_t r = r0; r < r1; r += rowTile)
-          p.k->dot({w.data + r * w.rowBytes, w.rowBytes, std::min(rowTile, r1 - r),
-                    base + p.xOffset + t0 * p.xStride, p.xStride, tokens, cols,
-                    p.y + t0 * w.rows + r, w.rows});
+        // Tokens [t0, tEnd), split where llama.cpp's grouped tokens end.
+        const int64_t split = std::clamp(groupedTokens, t0, tEnd);
+        for (int64_t r = r0; r < r1; r += rowTile) {
+          const int64_t rows = std::min(rowTile, r1 - r);
+          if (split > t0)
+            p.groupedDot({w.data + r * w.rowBytes, w.rowBytes, rows,
+                          base + p.xOffset + t0 * p.xStride, p.xStride, split - t0, cols,
+                          p.y + t0 * w.rows + r, w.rows});
+          if (tEnd > split)
+            p.singleDot({w.data + r * w.rowBytes, w.rowBytes, rows,
+                         base + p.xOffset + split * p.xStride, p.xStride, tEnd - split, cols,
+                         p.y + split * w.rows + r, w.rows});
+        }
       });
     }
   });

@@ -10,8 +10,10 @@
 //
 // Threads: rows are split across the pool; for n > 1 a tile of weight rows is reused for a tile
 // of tokens while it is in cache. Each output element is computed by the same operations
-// whatever the thread count or n, so results do not depend on either. x may alias y (x is
-// consumed into the scratch before y is written).
+// whatever the thread count, so results do not depend on it; they depend on n only where
+// llama.cpp's do (Q4_K matrices it repacks: tokens in whole groups of 4 sum in another order
+// than the rest, see quant/x86_dot_q4k_llama_order.h). x may alias y (x is consumed into the
+// scratch before y is written).
 #include <cstddef>
 #include <cstdint>
 #include <span>

@@ -41,11 +41,26 @@ test::AlignedBytes prepare(const cpu::quant::TypeKernels& k, const std::vector<f
   return out;
 }
 
+std::vector<float> runDotFn(cpu::quant::DotFn dot, const cpu::WeightMatrix& w,
+                            const test::AlignedBytes& xq, size_t xStride, int64_t tokens) {
+  std::vector<float> y(static_cast<size_t>(w.rows * tokens), -1.0f);
+  dot({w.data, w.rowBytes, w.rows, xq.data, xStride, tokens, w.cols, y.data(), w.rows});
+  return y;
+}
 std::vector<float> runDot(const cpu::quant::TypeKernels& k, const cpu::WeightMatrix& w,
                           const test::AlignedBytes& xq, size_t xStride, int64_t tokens) {
-  std::vector<float> y(static_cast<size_t>(w.rows * tokens), -1.0f);
-  k.dot({w.data, w.rowBytes, w.rows, xq.data, xStride, tokens, w.cols, y.data(), w.rows});
-  return y;
+  return runDotFn(k.dot, w, xq, xStride, tokens);
+}
+
+// Every kernel of a type: `dot` and the ones that follow llama.cpp's other float orders
+// (repacked Q4_K, tiled K-quants; see kernels.h), which must meet the same bounds.
+std::vector<std::pair<const char*, cpu::quant::DotFn>> kernelVariants(
+    const cpu::quant::TypeKernels& k) {
+  std::vector<std::pair<const char*, cpu::quant::DotFn>> out{{"dot", k.dot}};
+  if (k.dotRepackedGroups) out.emplace_back("repacked groups", k.dotRepackedGroups);
+  if (k.dotRepackedSingles) out.emplace_back("repacked singles", k.dotRepackedSingles);
+  if (k.dotTiled) out.emplace_back("tiled", k.dotTiled);
+  return out;
 }
 
 // The largest error activation rounding may put on element i (see kernels.h for the formats).
@@ -189,7 +204,7 @@ class TestCpuDot : public QObject {
               << type << level << qint64(s.rows) << qint64(s.cols);
   }
 
-  // For 1, 2 and 5 tokens (the kernels tile 4 rows x 2 or 4 tokens):
+  // For 1, 2 and 5 tokens (the kernels tile 4 rows x 2 or 4 tokens), for each kernel variant:
   // (a) the kernel equals the exact double dot of the dequantized weights with the dequantized
   //     activations, up to float rounding: |err| <= 1e-5 * sum|w_i * x_hat_i| (plus, for Q4_1
   //     and Q5_1, the F16 rounding of the activation block term s = d * sum(q), as in ggml);
@@ -213,40 +228,44 @@ class TestCpuDot : public QObject {
       const std::vector<float> x = test::randomActivations(cols * tokens, uint32_t(tokens + cols));
       size_t stride;
       const auto xq = prepare(*k, x, cols, tokens, &stride);
-      const std::vector<float> y = runDot(*k, w.view, xq, stride, tokens);
       const std::vector<float> yScalar = runDot(*scalar, w.view, xq, stride, tokens);
-      for (int64_t t = 0; t < tokens; ++t) {
-        const std::vector<double> xHat =
-            test::reconstructActivations(k->format, xq.data + t * stride, cols);
-        const std::vector<double> bound = roundingBound(k->format, type, x.data() + t * cols, cols);
-        const auto act = cpu::quant::q8x32Row(xq.data + t * stride, cols);
-        for (int64_t r = 0; r < rows; ++r) {
-          double exact = 0, magnitude = 0, unquantized = 0, roundingError = 0, sTerm = 0;
-          for (int64_t i = 0; i < cols; ++i) {
-            const double wi = weights[size_t(r)][size_t(i)];
-            exact += wi * xHat[size_t(i)];
-            magnitude += std::fabs(wi * xHat[size_t(i)]);
-            unquantized += wi * double(x[size_t(t * cols + i)]);
-            roundingError += std::fabs(wi) * bound[size_t(i)];
+      for (const auto& [variant, dot] : kernelVariants(*k)) {
+        const std::vector<float> y = runDotFn(dot, w.view, xq, stride, tokens);
+        for (int64_t t = 0; t < tokens; ++t) {
+          const std::vector<double> xHat =
+              test::reconstructActivations(k->format, xq.data + t * stride, cols);
+          const std::vector<double> bound =
+              roundingBound(k->format, type, x.data() + t * cols, cols);
+          const auto act = cpu::quant::q8x32Row(xq.data + t * stride, cols);
+          for (int64_t r = 0; r < rows; ++r) {
+            double exact = 0, magnitude = 0, unquantized = 0, roundingError = 0, sTerm = 0;
+            for (int64_t i = 0; i < cols; ++i) {
+              const double wi = weights[size_t(r)][size_t(i)];
+              exact += wi * xHat[size_t(i)];
+              magnitude += std::fabs(wi * xHat[size_t(i)]);
+              unquantized += wi * double(x[size_t(t * cols + i)]);
+              roundingError += std::fabs(wi) * bound[size_t(i)];
+            }
+            if (hasMin)  // |m| * |d * sum(q)| * 2^-11 per block; |m| <= 0.05 by construction
+              for (int64_t b = 0; b < cols / 32; ++b)
+                sTerm += 0.05 * std::fabs(double(act.d[b]) * act.sum[b]) * 0x1p-11;
+            const double got = y[size_t(t * rows + r)];
+            const QString where = QString("%1: row %2 token %3").arg(variant).arg(r).arg(t);
+            QVERIFY2(
+                std::fabs(got - exact) <= 1e-5 * magnitude + sTerm + 1e-30,
+                qPrintable(where +
+                           QString(": %1 vs exact %2").arg(got, 0, 'g', 9).arg(exact, 0, 'g', 9)));
+            QVERIFY2(std::fabs(got - yScalar[size_t(t * rows + r)]) <= simdRtol * magnitude + 1e-30,
+                     qPrintable(where + QString(": %1 vs scalar %2")
+                                            .arg(got, 0, 'g', 9)
+                                            .arg(yScalar[size_t(t * rows + r)], 0, 'g', 9)));
+            QVERIFY2(
+                std::fabs(got - unquantized) <= roundingError + 2e-5 * magnitude + sTerm + 1e-30,
+                qPrintable(where + QString(": %1 vs unquantized %2 (bound %3)")
+                                       .arg(got, 0, 'g', 9)
+                                       .arg(unquantized, 0, 'g', 9)
+                                       .arg(roundingError)));
           }
-          if (hasMin)  // |m| * |d * sum(q)| * 2^-11 per block; |m| <= 0.05 by construction
-            for (int64_t b = 0; b < cols / 32; ++b)
-              sTerm += 0.05 * std::fabs(double(act.d[b]) * act.sum[b]) * 0x1p-11;
-          const double got = y[size_t(t * rows + r)];
-          const QString where = QString("row %1 token %2").arg(r).arg(t);
-          QVERIFY2(
-              std::fabs(got - exact) <= 1e-5 * magnitude + sTerm + 1e-30,
-              qPrintable(where +
-                         QString(": %1 vs exact %2").arg(got, 0, 'g', 9).arg(exact, 0, 'g', 9)));
-          QVERIFY2(std::fabs(got - yScalar[size_t(t * rows + r)]) <= simdRtol * magnitude + 1e-30,
-                   qPrintable(where + QString(": %1 vs scalar %2")
-                                          .arg(got, 0, 'g', 9)
-                                          .arg(yScalar[size_t(t * rows + r)], 0, 'g', 9)));
-          QVERIFY2(std::fabs(got - unquantized) <= roundingError + 2e-5 * magnitude + sTerm + 1e-30,
-                   qPrintable(where + QString(": %1 vs unquantized %2 (bound %3)")
-                                          .arg(got, 0, 'g', 9)
-                                          .arg(unquantized, 0, 'g', 9)
-                                          .arg(roundingError)));
         }
       }
     }

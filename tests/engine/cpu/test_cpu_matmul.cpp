@@ -5,7 +5,10 @@
 //   test_cpu_dequantize) with the unquantized activations, within the worst-case error of the
 //   activation rounding (|x_hat - x| <= d/2 plus the F16 rounding of d; see test_cpu_dot);
 // - bitwise agreement across thread counts and token counts: every output element is computed by
-//   the same operations whichever tile or thread it falls in, so any difference is a bug;
+//   the same operations whichever tile or thread it falls in, so any difference is a bug. The
+//   operations depend on the token count only where llama.cpp's do (repacked Q4_K, tiled
+//   K-quants; see quant/kernels.h): token t of an n-token product must equal the kernel that
+//   order assigns it, run on token t alone;
 // - real matrices of the two real models (when present), against the same double reference.
 #include <QtTest>
 #include <cmath>
@@ -88,6 +91,27 @@ double checkAgainstReference(const cpu::WeightMatrix& w, const std::vector<float
   return worst;
 }
 
+// The kernel that llama.cpp's order assigns to token t of an n-token product (kernels.h).
+cpu::quant::DotFn kernelForToken(const cpu::quant::TypeKernels& k, const cpu::WeightMatrix& w,
+                                 int64_t n, int64_t t) {
+  if (k.dotRepackedGroups && w.rows % cpu::quant::kRepackRowMultiple == 0)
+    return t < cpu::quant::repackedGroupTokens(n) ? k.dotRepackedGroups : k.dotRepackedSingles;
+  if (k.dotTiled && n >= cpu::quant::kTiledMinTokens) return k.dotTiled;
+  return k.dot;
+}
+
+// Token t alone through `dot` (prepared with the type's own preparation).
+std::vector<float> runKernelOnToken(const cpu::quant::TypeKernels& k, cpu::quant::DotFn dot,
+                                    const cpu::WeightMatrix& w, const std::vector<float>& x,
+                                    int64_t t) {
+  const size_t stride = cpu::quant::activationRowBytes(k.format, w.cols);
+  test::AlignedBytes xq(stride);
+  k.prepare(x.data() + t * w.cols, w.cols, xq.data);
+  std::vector<float> y(size_t(w.rows), -7.0f);
+  dot({w.data, w.rowBytes, w.rows, xq.data, stride, 1, w.cols, y.data(), w.rows});
+  return y;
+}
+
 std::vector<float> runMatmul(cpu::ThreadPool& pool, const cpu::WeightMatrix& w,
                              const std::vector<float>& x, int64_t n,
                              cpu::MatmulScratch* scratch = nullptr) {
@@ -112,35 +136,38 @@ class TestCpuMatmul : public QObject {
   }
 
   // n in {1, 2, 7, 19} tokens, 1, 2 and 3 threads, 134 rows (not a multiple of the 4-row tile,
-  // and enough for several chunks per thread).
+  // and enough for several chunks per thread) and 136 (a multiple of 8: repacked in llama.cpp).
   void matchesReference() {
     QFETCH(GgmlType, type);
     QFETCH(SimdLevel, level);
     const test::SimdLevelGuard guard(level);
-    const int64_t rows = 134;
     const int64_t cols = test::blockSizeOf(type) == 256  ? 512
                          : test::blockSizeOf(type) == 32 ? 288
                                                          : 71;
-    const auto w = test::randomMatrix(type, rows, cols, 11);
-    const std::vector<float> x = test::randomActivations(19 * cols, 5);
-    std::vector<float> single;  // token t of an n-token call must equal the 1-token call
-    for (int threads : {1, 2, 3}) {
-      cpu::ThreadPool pool(threads);
-      QCOMPARE(pool.size(), threads);
-      for (int64_t n : {1, 2, 7, 19}) {
-        const std::vector<float> y = runMatmul(pool, w.view, x, n);
-        QVERIFY(checkAgainstReference(w.view, x, n, y) <= 1.0);
-        if (single.empty()) {
-          for (int64_t t = 0; t < 19; ++t) {
-            const std::vector<float> one(x.begin() + t * cols, x.begin() + (t + 1) * cols);
-            const std::vector<float> yt = runMatmul(pool, w.view, one, 1);
-            single.insert(single.end(), yt.begin(), yt.end());
+    const auto* k = cpu::quant::kernelsFor(type, level);
+    QVERIFY(k);
+    for (int64_t rows : {134, 136}) {
+      const auto w = test::randomMatrix(type, rows, cols, 11);
+      const std::vector<float> x = test::randomActivations(19 * cols, 5);
+      for (int threads : {1, 2, 3}) {
+        cpu::ThreadPool pool(threads);
+        QCOMPARE(pool.size(), threads);
+        for (int64_t n : {1, 2, 7, 19}) {
+          const std::vector<float> y = runMatmul(pool, w.view, x, n);
+          QVERIFY(checkAgainstReference(w.view, x, n, y) <= 1.0);
+          for (int64_t t = 0; t < n; ++t) {
+            const std::vector<float> alone =
+                runKernelOnToken(*k, kernelForToken(*k, w.view, n, t), w.view, x, t);
+            QVERIFY2(
+                std::memcmp(y.data() + t * rows, alone.data(), alone.size() * sizeof(float)) == 0,
+                qPrintable(QString("%1 rows, %2 threads, %3 tokens: token %4 differs from "
+                                   "its kernel run on it alone")
+                               .arg(rows)
+                               .arg(threads)
+                               .arg(n)
+                               .arg(t)));
           }
         }
-        QVERIFY2(std::memcmp(y.data(), single.data(), y.size() * sizeof(float)) == 0,
-                 qPrintable(QString("%1 threads, %2 tokens: differs from token-by-token results")
-                                .arg(threads)
-                                .arg(n)));
       }
     }
   }

@@ -69,7 +69,23 @@ struct TypeKernels {
   ActivationFormat format = ActivationFormat::Float;
   PrepareFn prepare = nullptr;
   DotFn dot = nullptr;
+  // llama.cpp's x86 backend repacks some weight types (Q4_K) at load when the row count is a
+  // multiple of kRepackRowMultiple, and runs them in another float order: one for the tokens
+  // of a product that fall in whole groups of kRepackTokenGroup (when there are at least that
+  // many) and one for the tokens left over. When set, matmul uses these for such matrices.
+  DotFn dotRepackedGroups = nullptr;
+  DotFn dotRepackedSingles = nullptr;
+  // llama.cpp runs products of at least kTiledMinTokens tokens on K-quant matrices it does not
+  // repack through its tiled matmul, in another float order. When set, matmul uses this then.
+  DotFn dotTiled = nullptr;
 };
+constexpr int64_t kTiledMinTokens = 8;
+constexpr int64_t kRepackRowMultiple = 8;
+constexpr int64_t kRepackTokenGroup = 4;
+// How many leading tokens of an n-token product llama.cpp runs in groups (the rest singly).
+constexpr int64_t repackedGroupTokens(int64_t n) {
+  return n >= kRepackTokenGroup ? n - n % kRepackTokenGroup : 0;
+}
 
 // The kernels of `type` at `level`; null when the type is not supported. A level the CPU lacks
 // is never requested (kernelsFor checks).

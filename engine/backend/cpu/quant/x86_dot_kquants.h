@@ -114,22 +114,35 @@ inline __m256i scalePair(__m256i scales16, int k) {
                              2, 3, 2, 3, 2, 3, 2, 3));
 }
 
-template <int R, int T>
+// kTiledOrder: the float order of llama.cpp's tiled K-quant matmul (ggml-cpu/tiled), which it
+// runs for products of at least kTiledMinTokens tokens: per super-block the whole integer sum
+// I becomes a float once, and y += fma(float(I) * d, xd, y) (the product with xd fused into
+// the addition, as llama.cpp's build compiles it). Otherwise llama.cpp's vec_dot order: lanes of
+// partial sums, fma(d * xd, lane, acc) per super-block and a horizontal sum at the end.
+template <int R, int T, bool kTiledOrder = false>
 void tileQ6K(const uint8_t* w, size_t wStride, const uint8_t* x, size_t xStride, int64_t cols,
              float* y, int64_t yStride) {
   const int64_t nb = cols / 256;
   Q8xKRow xr[T];
   for (int t = 0; t < T; ++t) xr[t] = q8xKRow(x + t * xStride, cols);
   __m256 acc[R][T];
+  float accTiled[R][T];
+  // kTiledOrder with 4 rows: the 4 rows' sums of a token go through one vector (lane r: row r),
+  // the same operations as the scalar path.
+  constexpr bool kRowVectors = kTiledOrder && R == 4;
+  __m128 accRows[T];
+  for (int t = 0; t < T; ++t) accRows[t] = _mm_setzero_ps();
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+    for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps(), accTiled[r][t] = 0.0f;
   const __m256i lowNibble = _mm256_set1_epi8(0x0f);
   const __m256i twoBits = _mm256_set1_epi8(0x03);
 
   for (int64_t b = 0; b < nb; ++b) {
     prefetchAhead(w + b * R * sizeof(BlockQ6_K), R * int64_t(sizeof(BlockQ6_K)));
+    __m256i rowSums[R][T];  // kRowVectors: each row's lanes of partial sums
+    float dRow[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const BlockQ6_K* blk = reinterpret_cast<const BlockQ6_K*>(w + r * wStride) + b;
@@ -168,15 +181,41 @@ void tileQ6K(const uint8_t* w, size_t wStride, const uint8_t* x, size_t xStride,
       }
       const float d = halfToFloat(reinterpret_cast<const uint8_t*>(&blk->d));
 #pragma GCC unroll 8
-      for (int t = 0; t < T; ++t)
-        acc[r][t] =
-            _mm256_fmadd_ps(_mm256_set1_ps(d * xr[t].d[b]), _mm256_cvtepi32_ps(sum[t]), acc[r][t]);
+      for (int t = 0; t < T; ++t) {
+        if constexpr (kRowVectors) {
+          rowSums[r][t] = sum[t];
+          dRow[r] = d;
+        } else if constexpr (kTiledOrder) {
+          const float scaled = float(hsumInt(sum[t])) * d;
+          accTiled[r][t] = __builtin_fmaf(scaled, xr[t].d[b], accTiled[r][t]);
+        } else {
+          acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(d * xr[t].d[b]), _mm256_cvtepi32_ps(sum[t]),
+                                      acc[r][t]);
+        }
+      }
     }
+    if constexpr (kRowVectors) {
+      const __m128 d4 = _mm_loadu_ps(dRow);
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        const __m128i sums = hsumInt4(rowSums[0][t], rowSums[1][t], rowSums[2][t], rowSums[3][t]);
+        const __m128 scaled = _mm_mul_ps(_mm_cvtepi32_ps(sums), d4);
+        accRows[t] = _mm_fmadd_ps(scaled, _mm_set1_ps(xr[t].d[b]), accRows[t]);
+      }
+    }
+  }
+  if constexpr (kRowVectors) {
+    for (int t = 0; t < T; ++t) {
+      alignas(16) float out[4];
+      _mm_store_ps(out, accRows[t]);
+      for (int r = 0; r < R; ++r) y[t * yStride + r] = out[r];
+    }
+    return;
   }
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) y[t * yStride + r] = hsum(acc[r][t]);
+    for (int t = 0; t < T; ++t) y[t * yStride + r] = kTiledOrder ? accTiled[r][t] : hsum(acc[r][t]);
 }
 
 }  // namespace

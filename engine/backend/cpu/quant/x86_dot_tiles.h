@@ -4,9 +4,10 @@
 // each activation block is loaded once and used for R rows. Include after x86_simd.h.
 //
 // Integer sums per block are exact. Weights are fed to the unsigned side of the u8 x s8
-// products: Q4_0 and Q5_0 as their stored 4/5-bit values, with the offset (8, 16) times the
-// activation block's integer sum subtracted in lane 0; Q8_0 with VNNI as q + 128 (offset 128),
-// without VNNI as |q| against sign(x, q) (the offset form would saturate vpmaddubsw).
+// products: Q4_0 as its stored 4-bit values, with the offset 8 times the activation block's
+// integer sum subtracted in lane 0; Q8_0 with VNNI as q + 128 (offset 128), without VNNI as |q|
+// against sign(x, q) (the offset form would saturate vpmaddubsw); Q5_0 as |q - 16| against
+// sign(x, q - 16) (llama.cpp's lane partial sums; the AVX-512 pair kernels use the offset 16).
 #include "backend/cpu/quant/block_formats.h"
 #include "backend/cpu/quant/kernels.h"
 #include "backend/cpu/quant/x86_simd.h"
@@ -41,6 +42,10 @@ struct Format32<GgmlType::Q5_0> {
   static __m256i quants(const uint8_t* b) {
     return _mm256_or_si256(nibbles32(b + 6), fifthBits32(b + 2));
   }
+  // q - 16 as int8, for tile32's sign form (see there).
+  static __m256i signedQuants(const uint8_t* b) {
+    return _mm256_sub_epi8(quants(b), _mm256_set1_epi8(16));
+  }
 };
 template <>
 struct Format32<GgmlType::Q5_1> {
@@ -70,7 +75,11 @@ template <GgmlType kType, int R, int T>
 void tile32(const uint8_t* w, size_t wStride, const uint8_t* x, size_t xStride, int64_t cols,
             float* y, int64_t yStride) {
   using F = Format32<kType>;
-  constexpr bool kSignTrick = kType == GgmlType::Q8_0 && !EMBER_X86_VNNI;
+  // Q5_0 always runs on q - 16 in the sign form, so that each 32-bit lane holds the same partial
+  // sum (4 products of q - 16 and x) as llama.cpp's Q5_0 kernels (vec_dot and llamafile's
+  // tinyBLAS): the float accumulation per lane then rounds identically.
+  constexpr bool kSignedQ5 = kType == GgmlType::Q5_0;
+  constexpr bool kSignTrick = (kType == GgmlType::Q8_0 && !EMBER_X86_VNNI) || kSignedQ5;
   const int64_t nb = cols / 32;
   Q8x32Row xr[T];
   for (int t = 0; t < T; ++t) xr[t] = q8x32Row(x + t * xStride, cols);
@@ -89,7 +98,8 @@ void tile32(const uint8_t* w, size_t wStride, const uint8_t* x, size_t xStride, 
     for (int t = 0; t < T; ++t) {
       xq[t] = load256(xr[t].qs + 32 * b);
       xd[t] = _mm256_set1_ps(xr[t].d[b]);
-      base[t] = F::kOffset ? lane0(-F::kOffset * xr[t].sum[b]) : _mm256_setzero_si256();
+      base[t] =
+          F::kOffset && !kSignedQ5 ? lane0(-F::kOffset * xr[t].sum[b]) : _mm256_setzero_si256();
       if constexpr (F::kHasMin) xs[t] = _mm_setr_ps(0.0f, xr[t].s[b], 0.0f, 0.0f);
     }
     // The R rows are one contiguous region, read R blocks at a time at R places: prefetch the
@@ -98,7 +108,11 @@ void tile32(const uint8_t* w, size_t wStride, const uint8_t* x, size_t xStride, 
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const uint8_t* blk = w + r * wStride + b * F::kBytes;
-      const __m256i q = F::quants(blk);
+      __m256i q;
+      if constexpr (kSignedQ5)
+        q = F::signedQuants(blk);
+      else
+        q = F::quants(blk);
       const __m128 dm = halfPair(blk);  // d, and m for the types with a min
       const __m256 dw = _mm256_broadcastss_ps(dm);
       __m256i qAbs;

@@ -4,6 +4,7 @@
 // AVX-512 build defines EMBER_X86_BLOCK_PAIRS to run the 32-element types two blocks per vector.
 #include "backend/cpu/quant/scalar_kernels.h"
 #include "backend/cpu/quant/x86_dot_kquants.h"
+#include "backend/cpu/quant/x86_dot_q4k_llama_order.h"
 #include "backend/cpu/quant/x86_dot_tiles.h"
 #include "backend/cpu/quant/x86_quantize.h"
 #if defined(EMBER_X86_BLOCK_PAIRS)
@@ -40,6 +41,17 @@ void dotQ6K(const DotTask& k) {
 }
 
 template <int T>
+void dotQ6KTiledOrder(const DotTask& k) {
+  runTiles<tileQ6K<kTileRows, T, true>, tileQ6K<kTileRows, 1, true>, tileQ6K<1, T, true>,
+           tileQ6K<1, 1, true>, kTileRows, T>(k);
+}
+template <int kChunks, int T>
+void dotQ4KLlamaOrder(const DotTask& k) {
+  runTiles<tileQ4KLlamaOrder<kChunks, kTileRows, T>, tileQ4KLlamaOrder<kChunks, kTileRows, 1>,
+           tileQ4KLlamaOrder<kChunks, 1, T>, tileQ4KLlamaOrder<kChunks, 1, 1>, kTileRows, T>(k);
+}
+
+template <int T>
 const TypeKernels* x86Kernels(GgmlType type) {
   static constexpr TypeKernels kF32{ActivationFormat::Float, prepareF32,
                                     dotFloat<GgmlType::F32, T>};
@@ -58,10 +70,12 @@ const TypeKernels* x86Kernels(GgmlType type) {
   static constexpr TypeKernels kQ8_0{ActivationFormat::Q8x32, prepareQ8x32Simd,
                                      dot32<GgmlType::Q8_0, T>};
   static constexpr TypeKernels kQ4_K{ActivationFormat::Q8xK, prepareQ8xKSimd,
-                                     dotQ45K<GgmlType::Q4_K, T>};
+                                     dotQ45K<GgmlType::Q4_K, T>, dotQ4KLlamaOrder<4, T>,
+                                     dotQ4KLlamaOrder<1, T>};
   static constexpr TypeKernels kQ5_K{ActivationFormat::Q8xK, prepareQ8xKSimd,
                                      dotQ45K<GgmlType::Q5_K, T>};
-  static constexpr TypeKernels kQ6_K{ActivationFormat::Q8xK, prepareQ8xKSimd, dotQ6K<T>};
+  static constexpr TypeKernels kQ6_K{
+      ActivationFormat::Q8xK, prepareQ8xKSimd, dotQ6K<T>, nullptr, nullptr, dotQ6KTiledOrder<T>};
   switch (type) {
     case GgmlType::F32:
       return &kF32;

@@ -53,6 +53,11 @@ inline int32_t hsumInt(__m128i v) {
 inline int32_t hsumInt(__m256i v) {
   return hsumInt(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
 }
+// The horizontal sums of four vectors, in lanes 0-3 (integer sums are exact in any order).
+inline __m128i hsumInt4(__m256i a, __m256i b, __m256i c, __m256i d) {
+  const __m256i abcd = _mm256_hadd_epi32(_mm256_hadd_epi32(a, b), _mm256_hadd_epi32(c, d));
+  return _mm_add_epi32(_mm256_castsi256_si128(abcd), _mm256_extracti128_si256(abcd, 1));
+}
 
 // acc + sums of 4 adjacent u8 * s8 products, per 32-bit lane. Without VNNI the pairwise 16-bit
 // sums saturate beyond 32767: callers keep u * |s| * 2 below that.
