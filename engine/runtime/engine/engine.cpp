@@ -204,7 +204,14 @@ std::vector<float> Engine::scoreTokens(std::span<const int32_t> ids) {
   std::vector<int32_t> table;
   const int32_t needed =
       (static_cast<int32_t>(ids.size()) + d.options.blockSize - 1) / d.options.blockSize;
-  for (int32_t i = 0; i < needed; ++i) table.push_back(*d.blocks->allocate());
+  for (int32_t i = 0; i < needed; ++i) {
+    const auto block = d.blocks->allocate();
+    if (!block) {
+      for (int32_t b : table) d.blocks->release(b);
+      throw Error("the KV cache has no room for " + std::to_string(ids.size()) + " tokens");
+    }
+    table.push_back(*block);
+  }
   std::vector<float> logits;
   try {
     d.runner->scoreAll(ids, table, logits);
