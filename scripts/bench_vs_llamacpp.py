@@ -81,12 +81,11 @@ def main():
     print("read bandwidth probed now: %.1f GB/s (%d threads)" % (bw["median"], a.threads))
     rows = []
     for path in models:
-        bench = [a.ember_bench]
-        tokens512 = [int(t) for t in subprocess.run(
-            bench + ["tokens", "--model", path, "--count", "2048"], check=True,
+        prompt_tokens = [int(t) for t in subprocess.run(
+            [a.ember_bench, "tokens", "--model", path, "--count", "2048"], check=True,
             capture_output=True, text=True).stdout.split()]
         peer = LlamaCpp(path, a.threads)
-        peer.pp(tokens512[:32])  # warm-up
+        peer.pp(prompt_tokens[:32])  # warm-up
         results = {}
         for rep in range(a.repetitions):  # A B A B ...
             for fig in figures:
@@ -97,9 +96,9 @@ def main():
                         r["median"])
                 if fig == "pp":
                     for n in (512, 2048):
-                        results["pp%d" % n]["peer"].append(peer.pp(tokens512[:n]))
+                        results["pp%d" % n]["peer"].append(peer.pp(prompt_tokens[:n]))
                 elif fig == "tg":
-                    results["tg128"]["peer"].append(peer.tg(tokens512[:512], 128))
+                    results["tg128"]["peer"].append(peer.tg(prompt_tokens[:512], 128))
         size = bytes_per_decoded_token(path, peer.llm, 512 + 64)
         for fig, v in results.items():
             em, pe = statistics.median(v["ember"]), statistics.median(v["peer"])
