@@ -23,6 +23,14 @@ struct EngineOptions {
   int32_t blockSize = 16;      // tokens per KV block
   int32_t maxSequences = 4;    // requests running at once (the KV pool is sized for them)
   int32_t stepTokenBudget = 512;  // tokens computed per step (long prompts go in chunks)
+  // Reuse the KV blocks of earlier prompts that start the same way (turns, branches, chats).
+  bool prefixCaching = true;
+  // KV pool budget in bytes; 0: room for maxSequences full contexts. A bigger pool keeps more
+  // finished conversations cached; a smaller one preempts (recomputes) under pressure.
+  int64_t kvCacheBytes = 0;
+  // Compute device: "auto" (CUDA when a device is present and the build has it, else CPU),
+  // "cpu", or "cuda" (an error when there is none).
+  std::string backend = "auto";
   static constexpr int32_t kDefaultContext = 4096;
 };
 
