@@ -79,8 +79,6 @@ void CpuBackend::attentionBlock(const ForwardBatch& batch, int32_t layer, int64_
   const bool sliding = c.layers[size_t(layer)].slidingWindow;
   const int32_t groupSize = c.headCount / c.kvHeadCount;
   const float scoreScale = c.scaleQueries ? 1.0f : c.attentionScale;
-  const ops::StepKind stepKind =
-      tokens == 1 ? ops::StepKind::OneToken : ops::StepKind::SeveralTokens;
   const int64_t items = tokens * c.headCount;
   pool_.parallelFor(items, 1, [&](int64_t begin, int64_t end, int thread) {
     float* scratch = ws_.attentionScratch.data() + int64_t(thread) * ws_.scratchStride;
@@ -92,6 +90,10 @@ void CpuBackend::attentionBlock(const ForwardBatch& batch, int32_t layer, int64_
       // LLAMA_SWA_TYPE_STANDARD mask).
       const int32_t first = sliding ? std::max(0, position - c.slidingWindow + 1) : 0;
       const BatchSequence& s = batch.sequences[size_t(ws_.tokenSequence[size_t(t)])];
+      // llama.cpp's summation order for a one-token step, chosen by the sequence's own token
+      // count, so a sequence computes the same whatever else shares the step.
+      const ops::StepKind stepKind =
+          s.tokenCount == 1 ? ops::StepKind::OneToken : ops::StepKind::SeveralTokens;
       ops::attendHead(ws_.q.data() + t * qDim + int64_t(head) * c.headDim, kv, s.blockTable,
                       head / groupSize, first, position, scoreScale, stepKind, scratch,
                       ws_.attention.data() + t * c.attnOutDim() + int64_t(head) * c.valueDim);

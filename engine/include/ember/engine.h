@@ -45,6 +45,17 @@ struct ModelInfo {
   std::string chatTemplateWarning;  // non-empty when a built-in template is used, and why
 };
 
+// The KV block pool and its prefix cache.
+struct KvCacheStats {
+  int32_t blockSize = 0;
+  int32_t totalBlocks = 0;
+  int32_t referencedBlocks = 0;  // held by running requests
+  int32_t cachedBlocks = 0;      // full blocks a later prompt can reuse
+  int64_t hitBlocks = 0;         // blocks reused so far
+  int64_t evictedBlocks = 0;     // cached blocks given to new work so far
+  size_t bytesPerBlock = 0;
+};
+
 class Engine {
  public:
   // Loads the model; throws ember::Error with a clear message (bad file, unsupported
@@ -64,6 +75,7 @@ class Engine {
   std::vector<float> scoreTokens(std::span<const int32_t> ids);
 
   int32_t freeKvBlocks() const;  // blocks not held by any request (for checks after aborts)
+  KvCacheStats kvCacheStats() const;
   const ModelInfo& info() const;
   const Tokenizer& tokenizer() const;
   size_t vocabSize() const;

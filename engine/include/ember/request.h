@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,9 @@ struct GenerationRequest {
   nlohmann::ordered_json tools;  // null: none
   SamplingParams sampling;
   bool ignoreEndOfGeneration = false;  // benchmarks: always generate maxTokens tokens
+  // Called on the engine's thread with the next-token logits (vocab) before each sample; for
+  // log-probabilities and for checks that cached and cold prompts compute the same thing.
+  std::function<void(std::span<const float>)> logitsObserver;
 };
 
 struct RequestStats {
@@ -45,6 +49,7 @@ struct RequestStats {
   int32_t cachedPromptTokens = 0;  // prompt tokens whose KV was reused (prefix caching)
   int32_t generatedTokens = 0;
   int32_t droppedTurns = 0;  // oldest turns left out to fit the context window
+  int32_t preemptions = 0;   // times its KV blocks were taken back and it was computed again
   FinishReason finishReason = FinishReason::None;
   std::string error;         // set when finishReason == Error
   uint64_t seed = 0;         // the seed the sampler used (reproduces the answer)

@@ -15,6 +15,7 @@
 #include "runtime/engine/prompt_builder.h"
 #include "runtime/engine/request_lifecycle.h"
 #include "runtime/engine/scheduler.h"
+#include "runtime/engine/sequence_blocks.h"
 
 namespace ember {
 
@@ -24,7 +25,7 @@ struct Engine::Impl {
   std::unique_ptr<Tokenizer> tokenizer;
   std::optional<chat::ResolvedTemplate> chat;  // set at load (it has no empty state)
   std::unique_ptr<Backend> backend;
-  std::unique_ptr<BlockAllocator> blocks;
+  std::unique_ptr<BlockManager> blocks;
   std::unique_ptr<ModelRunner> runner;
   std::unique_ptr<Scheduler> scheduler;
   ModelInfo info;
@@ -65,8 +66,20 @@ std::unique_ptr<Engine> Engine::load(const EngineOptions& options) {
   KvCacheShape shape;
   shape.blockSize = options.blockSize;
   shape.blockCount = blocksPerSequence * options.maxSequences;
+  if (options.kvCacheBytes < 0) throw Error("the KV cache budget cannot be negative");
+  if (options.kvCacheBytes > 0) {
+    const auto perBlock = static_cast<int64_t>(d->backend->kvBytesPerBlock(options.blockSize));
+    const int64_t blocks = options.kvCacheBytes / perBlock;
+    if (blocks < blocksPerSequence)
+      throw Error("a KV cache of " + std::to_string(options.kvCacheBytes) +
+                  " bytes holds " + std::to_string(blocks * options.blockSize) +
+                  " tokens, less than one context of " + std::to_string(context) + " (" +
+                  std::to_string(blocksPerSequence * perBlock) + " bytes)");
+    shape.blockCount = static_cast<int32_t>(std::min<int64_t>(blocks, INT32_MAX / 2));
+  }
   d->backend->allocateKvCache(shape);
-  d->blocks = std::make_unique<BlockAllocator>(shape.blockCount);
+  d->blocks = std::make_unique<BlockManager>(shape.blockCount, options.blockSize,
+                                             options.prefixCaching);
   d->runner = std::make_unique<ModelRunner>(*d->backend);
   d->scheduler = std::make_unique<Scheduler>(
       SchedulerLimits{options.maxSequences, options.stepTokenBudget, options.blockSize});
@@ -96,6 +109,7 @@ RequestId Engine::addRequest(GenerationRequest request, EventSink sink) {
   s->promptLength = static_cast<int32_t>(prompt.tokens.size());
   s->maxNewTokens = request.sampling.maxTokens;
   s->ignoreEndOfGeneration = request.ignoreEndOfGeneration;
+  s->logitsObserver = std::move(request.logitsObserver);
   s->sampler = std::make_unique<Sampler>(request.sampling, d.backend->vocabSize());
   s->detokenizer = std::make_unique<IncrementalDetokenizer>(*d.tokenizer);
   s->stopMatcher = std::make_unique<StopMatcher>(request.sampling.stop);
@@ -118,8 +132,7 @@ void Engine::abort(RequestId id) {
 bool Engine::hasWork() const { return !impl_->waiting.empty() || !impl_->running.empty(); }
 
 void Engine::Impl::finish(Sequence& s, FinishReason reason, const std::string& error) {
-  for (int32_t block : s.blockTable) blocks->release(block);
-  s.blockTable.clear();
+  releaseBlocks(s, *blocks);
   std::erase(running, &s);
   std::erase(waiting, &s);
   finishRequest(s, reason, error);
@@ -136,11 +149,9 @@ void Engine::Impl::applyAborts() {
 void Engine::step() {
   Impl& d = *impl_;
   d.applyAborts();
-  std::vector<Sequence*> outOfBlocks;
-  const std::vector<ScheduledWork> plan =
-      d.scheduler->schedule(d.waiting, d.running, *d.blocks, outOfBlocks);
-  for (Sequence* s : outOfBlocks)
-    d.finish(*s, FinishReason::Length, {});
+  ScheduleOutcome outcome = d.scheduler->schedule(d.waiting, d.running, *d.blocks);
+  for (Sequence* s : outcome.outOfBlocks) d.finish(*s, FinishReason::Length, {});
+  const std::vector<ScheduledWork>& plan = outcome.plan;
   if (plan.empty()) return;
 
   const auto start = Clock::now();
@@ -172,9 +183,11 @@ void Engine::step() {
 void Engine::Impl::advance(Sequence& s, int32_t tokenCount, std::span<const float> logits) {
   const bool wasPrefilling = s.prefilling();
   s.computed += tokenCount;
+  commitComputedBlocks(s, *blocks);
   if (logits.empty()) return;  // a prompt chunk that did not end the prompt
   const auto now = Clock::now();
-  if (wasPrefilling) s.prefillEnd = now;
+  if (wasPrefilling && !s.prefillEnd) s.prefillEnd = now;
+  if (s.logitsObserver) s.logitsObserver(logits);
   const TokenId token = s.sampler->sample(logits, s.tokens);
   const auto sampled = Clock::now();
   if (tokenizer->isEndOfGeneration(token) && !s.ignoreEndOfGeneration)
@@ -223,7 +236,22 @@ std::vector<float> Engine::scoreTokens(std::span<const int32_t> ids) {
   return logits;
 }
 
-int32_t Engine::freeKvBlocks() const { return impl_->blocks->freeCount(); }
+int32_t Engine::freeKvBlocks() const {
+  return impl_->blocks->blockCount() - impl_->blocks->stats().referencedBlocks;
+}
+
+KvCacheStats Engine::kvCacheStats() const {
+  const BlockManagerStats st = impl_->blocks->stats();
+  KvCacheStats out;
+  out.blockSize = impl_->blocks->blockSize();
+  out.totalBlocks = st.totalBlocks;
+  out.referencedBlocks = st.referencedBlocks;
+  out.cachedBlocks = st.cachedBlocks;
+  out.hitBlocks = st.hitBlocks;
+  out.evictedBlocks = st.evictedBlocks;
+  out.bytesPerBlock = impl_->backend->kvBytesPerBlock(out.blockSize);
+  return out;
+}
 const ModelInfo& Engine::info() const { return impl_->info; }
 const Tokenizer& Engine::tokenizer() const { return *impl_->tokenizer; }
 size_t Engine::vocabSize() const { return impl_->backend->vocabSize(); }

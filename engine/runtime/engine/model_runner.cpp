@@ -14,7 +14,9 @@ void ModelRunner::execute(std::span<const ScheduledWork> plan) {
     b.tokenCount = work.tokenCount;
     b.startPosition = s.computed;
     b.blockTable = s.blockTable;
-    const bool endsPrompt = s.computed + work.tokenCount >= s.promptLength;
+    // Logits when the work reaches the last token (ends the prompt, or decodes).
+    const bool endsPrompt =
+        s.computed + work.tokenCount >= static_cast<int32_t>(s.tokens.size());
     b.logits = endsPrompt ? BatchSequence::Logits::Last : BatchSequence::Logits::None;
     rowOf_.push_back(endsPrompt ? rows++ : -1);
     tokens_.insert(tokens_.end(), s.tokens.begin() + s.computed,

@@ -45,10 +45,12 @@ void finishRequest(Sequence& s, FinishReason reason, const std::string& error) {
   st.finishReason = reason;
   st.error = error;
   st.generatedTokens = std::max(0, s.generated());
-  st.cachedPromptTokens = 0;
+  st.preemptions = s.preemptions;
   if (s.prefillStart && s.prefillEnd) {
     st.prefillMs = millisecondsBetween(*s.prefillStart, *s.prefillEnd);
-    if (st.prefillMs > 0) st.prefillTokensPerSecond = st.promptTokens / (st.prefillMs / 1000.0);
+    // Only the tokens actually computed: a cached prefix costs nothing.
+    const int32_t computedTokens = st.promptTokens - st.cachedPromptTokens;
+    if (st.prefillMs > 0) st.prefillTokensPerSecond = computedTokens / (st.prefillMs / 1000.0);
   }
   if (s.firstToken && s.lastToken && st.generatedTokens > 1) {
     const double ms = millisecondsBetween(*s.firstToken, *s.lastToken);

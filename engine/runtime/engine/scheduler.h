@@ -1,12 +1,16 @@
 #pragma once
 // Decides what each step computes. The plan is data: for each running sequence, how many of its
-// tokens to run now (a prompt chunk, or 1 when decoding). Decodes come first, then prompt chunks
-// within the step's token budget, so a long prompt does not stall other streams.
+// tokens to run now (a prompt chunk, or 1 when decoding). Within the step's token budget:
+// decodes first, then the running sequences' prompt chunks, then newly admitted requests (which
+// start from the longest cached prefix of their tokens), so a long prompt never stalls the
+// streams already running. When the KV pool runs short, the most recently admitted sequence is
+// preempted: its blocks are released (its full blocks stay in the prefix cache) and it goes back
+// to the front of the waiting queue to be computed again.
 #include <cstdint>
 #include <deque>
 #include <vector>
 
-#include "runtime/engine/block_allocator.h"
+#include "runtime/engine/block_manager.h"
 #include "runtime/engine/sequence.h"
 
 namespace ember {
@@ -22,19 +26,30 @@ struct SchedulerLimits {
   int32_t blockSize = 16;
 };
 
+// What a step's scheduling did besides the plan.
+struct ScheduleOutcome {
+  std::vector<ScheduledWork> plan;
+  std::vector<Sequence*> preempted;   // back in `waiting`, blocks released
+  std::vector<Sequence*> outOfBlocks;  // cannot fit even alone: the engine finishes them
+};
+
 class Scheduler {
  public:
   explicit Scheduler(const SchedulerLimits& limits) : limits_(limits) {}
 
-  // Admits waiting sequences while there is room, then plans the step. Sequences that cannot
-  // get the KV blocks they need are returned in `outOfBlocks` (the engine finishes them).
-  std::vector<ScheduledWork> schedule(std::deque<Sequence*>& waiting,
-                                      std::vector<Sequence*>& running, BlockAllocator& blocks,
-                                      std::vector<Sequence*>& outOfBlocks);
+  ScheduleOutcome schedule(std::deque<Sequence*>& waiting, std::vector<Sequence*>& running,
+                           BlockManager& blocks) const;
 
  private:
-  // Grows the block table to hold `tokens` tokens; false when the pool runs out.
-  bool reserve(Sequence& sequence, int32_t tokens, BlockAllocator& blocks) const;
+  // Reserves blocks for `tokens` tokens of running[index], preempting later-admitted sequences
+  // (or the sequence itself) as needed. False when running[index] was preempted or cannot fit.
+  bool reserveOrPreempt(size_t index, int32_t tokens, std::deque<Sequence*>& waiting,
+                        std::vector<Sequence*>& running, BlockManager& blocks,
+                        ScheduleOutcome& outcome, int32_t& budget) const;
+  // Admits waiting sequences while there is room in the running set, the budget and the pool.
+  void admit(std::deque<Sequence*>& waiting, std::vector<Sequence*>& running,
+             BlockManager& blocks, ScheduleOutcome& outcome, int32_t& budget) const;
+
   SchedulerLimits limits_;
 };
 

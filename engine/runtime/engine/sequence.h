@@ -18,14 +18,20 @@ struct Sequence {
   EventSink sink;
   std::vector<TokenId> tokens;  // prompt then generated tokens
   int32_t promptLength = 0;
-  int32_t computed = 0;         // tokens whose keys/values are in the cache
+  // Tokens whose keys/values are in the cache. The tokens after them are computed next: a prompt
+  // (in chunks), or the last sampled token when decoding; after a preemption, all of them again.
+  int32_t computed = 0;
   std::vector<int32_t> blockTable;
+  std::vector<uint64_t> blockKeys;  // prefix-cache keys of the leading full blocks committed
+  bool admitted = false;            // has been admitted once (cachedPromptTokens is set)
+  int32_t preemptions = 0;
   int64_t maxNewTokens = -1;    // -1: until the context is full
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<IncrementalDetokenizer> detokenizer;
   std::unique_ptr<StopMatcher> stopMatcher;
   bool abortRequested = false;
   bool ignoreEndOfGeneration = false;
+  std::function<void(std::span<const float>)> logitsObserver;
 
   RequestStats stats;
   Clock::time_point submitted;                 // after tokenizing
@@ -35,6 +41,8 @@ struct Sequence {
   std::optional<Clock::time_point> lastPiece;  // last text piece handed out
 
   bool prefilling() const { return computed < promptLength; }
+  // Tokens still to run before the next token can be sampled (1 when decoding).
+  int32_t pending() const { return static_cast<int32_t>(tokens.size()) - computed; }
   int32_t generated() const { return static_cast<int32_t>(tokens.size()) - promptLength; }
 };
 

@@ -1,0 +1,199 @@
+// Continuous batching and prefix caching on the real default model (SmolLM2-135M-Instruct Q4_1).
+// The reference for every batched or cached run is the same request run alone on an engine
+// with the prefix cache off: the CPU kernels of this model give bit-identical results whatever
+// the step's batch composition and chunking (llama.cpp's Q4_1/Q8_0 orders do not depend on the
+// token count, tests/engine/model/test_fidelity_llamacpp.cpp), so greedy answers must be equal
+// and logits equal within 1e-4 (stated tolerance; observed 0).
+#include <QtTest>
+
+#include <cmath>
+
+#include "common/test_paths.h"
+#include "ember/engine.h"
+
+using namespace ember;
+
+namespace {
+
+const char* kModel = "SmolLM2-135M-Instruct.Q4_1.gguf";
+const char* kSystem =
+    "You are a concise assistant inside a desktop chat application. Answer in the language of "
+    "the question, in one or two short sentences, without lists.";
+
+struct Answer {
+  std::string text;
+  RequestStats stats;
+  std::vector<std::vector<float>> logits;  // (sampled positions, vocab) when recorded
+};
+
+GenerationRequest chat(const nlohmann::ordered_json& messages, int64_t maxTokens,
+                       Answer* recordLogitsInto = nullptr) {
+  GenerationRequest r;
+  r.messages = messages;
+  r.sampling.temperature = 0;
+  r.sampling.maxTokens = maxTokens;
+  if (recordLogitsInto)
+    r.logitsObserver = [recordLogitsInto](std::span<const float> l) {
+      recordLogitsInto->logits.emplace_back(l.begin(), l.end());
+    };
+  return r;
+}
+
+nlohmann::ordered_json conversation(const std::string& question) {
+  return nlohmann::ordered_json::array({{{"role", "system"}, {"content", kSystem}},
+                                        {{"role", "user"}, {"content", question}}});
+}
+
+// Adds every request, then steps until all are done; answers[i] is request i's (answers is
+// sized first, so pointers given to logits observers stay valid).
+void runInto(Engine& engine, std::vector<GenerationRequest> requests,
+             std::vector<Answer>& answers) {
+  answers.resize(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i)
+    engine.addRequest(std::move(requests[i]), [&answers, i](const RequestEvent& e) {
+      if (e.kind == RequestEvent::Kind::Text) answers[i].text += e.text;
+      else answers[i].stats = *e.stats;
+    });
+  while (engine.hasWork()) engine.step();
+}
+
+std::vector<Answer> runTogether(Engine& engine, std::vector<GenerationRequest> requests) {
+  std::vector<Answer> answers;
+  runInto(engine, std::move(requests), answers);
+  return answers;
+}
+
+const std::vector<std::string> kQuestions = {
+    "What is the capital of France?",
+    "Write a haiku about autumn leaves.",
+    "서울의 날씨는 어때요?",
+    "Explain what a KV cache is in one sentence.",
+    "How many legs does a spider have?",
+    "def fib(n): return n if n < 2 else fib(n-1) + fib(n-2)  # what does this do?",
+    "한국어로 자기소개를 해 주세요.",
+    "Name three primary colors.",
+};
+
+}  // namespace
+
+class EngineBatching : public QObject {
+  Q_OBJECT
+
+  std::string path_;
+
+  std::unique_ptr<Engine> load(int32_t maxSequences, int32_t budget, bool caching,
+                               int64_t kvCacheBytes = 0, int32_t context = 512) {
+    EngineOptions o;
+    o.modelPath = path_;
+    o.threads = 2;
+    o.contextLength = context;
+    o.maxSequences = maxSequences;
+    o.stepTokenBudget = budget;
+    o.prefixCaching = caching;
+    o.kvCacheBytes = kvCacheBytes;
+    return Engine::load(o);
+  }
+
+  std::vector<Answer> alone_;  // each question run alone, cache off
+
+ private slots:
+  void initTestCase() {
+    EMBER_REQUIRE_MODEL(path, kModel);
+    path_ = path.toStdString();
+    auto engine = load(1, 512, false);
+    for (const std::string& q : kQuestions)
+      alone_.push_back(runTogether(*engine, {chat(conversation(q), 24)})[0]);
+  }
+
+  void eightRequestsTogetherEqualEachAlone() {
+    // A 48-token budget mixes prompt chunks with other requests' decodes in most steps; the
+    // shared system prompt is reused from the cache by requests admitted after the first.
+    auto engine = load(8, 48, true);
+    std::vector<GenerationRequest> requests;
+    for (const std::string& q : kQuestions) requests.push_back(chat(conversation(q), 24));
+    const std::vector<Answer> together = runTogether(*engine, std::move(requests));
+    int reused = 0;
+    for (size_t i = 0; i < kQuestions.size(); ++i) {
+      QCOMPARE(together[i].text, alone_[i].text);
+      QCOMPARE(together[i].stats.generatedTokens, alone_[i].stats.generatedTokens);
+      QCOMPARE(together[i].stats.finishReason, alone_[i].stats.finishReason);
+      QCOMPARE(together[i].stats.promptTokens, alone_[i].stats.promptTokens);
+      reused += together[i].stats.cachedPromptTokens > 0;
+    }
+    QVERIFY2(reused >= 4, "the shared system prompt should be reused by later admissions");
+    QCOMPARE(engine->kvCacheStats().referencedBlocks, 0);
+  }
+
+  void cachedPromptMatchesColdRun() {
+    // Turn 2 of a chat resends turn 1 and its answer: served from the cache it must give the
+    // same logits at every sampled position and the same greedy answer as a cold engine.
+    auto turn2 = [](const std::string& firstAnswer) {
+      auto m = conversation(kQuestions[0]);
+      m.push_back({{"role", "assistant"}, {"content", firstAnswer}});
+      m.push_back({{"role", "user"}, {"content", "And what is its population?"}});
+      return m;
+    };
+    auto cached = load(2, 64, true);
+    const Answer first = runTogether(*cached, {chat(conversation(kQuestions[0]), 24)})[0];
+    std::vector<Answer> w(1), c(1);
+    runInto(*cached, {chat(turn2(first.text), 16, &w[0])}, w);
+    auto coldEngine = load(2, 64, false);
+    runInto(*coldEngine, {chat(turn2(first.text), 16, &c[0])}, c);
+    const Answer& warm = w[0];
+    const Answer& cold = c[0];
+    QVERIFY2(warm.stats.cachedPromptTokens >= first.stats.promptTokens - 16,
+             qPrintable(QString("reused %1 of %2; turn 1 had %3 prompt tokens")
+                            .arg(warm.stats.cachedPromptTokens).arg(warm.stats.promptTokens)
+                            .arg(first.stats.promptTokens)));
+    QCOMPARE(cold.stats.cachedPromptTokens, 0);
+    QCOMPARE(warm.text, cold.text);
+    QCOMPARE(warm.logits.size(), cold.logits.size());
+    float worst = 0;
+    for (size_t p = 0; p < warm.logits.size(); ++p)
+      for (size_t v = 0; v < warm.logits[p].size(); ++v)
+        worst = std::max(worst, std::fabs(warm.logits[p][v] - cold.logits[p][v]));
+    QVERIFY2(worst <= 1e-4f, qPrintable(QString("max |logit difference| %1").arg(worst)));
+  }
+
+  void preemptionUnderMemoryPressureGivesTheSameAnswers() {
+    // A pool of one 256-token context (16 blocks of 16) for 8 requests of ~70 prompt + 24
+    // answer tokens (6 blocks each, 2 of them the shared system prompt): the newest are
+    // preempted and recomputed, and the answers do not change.
+    auto probe = load(1, 64, true);
+    const auto perBlock = static_cast<int64_t>(probe->kvCacheStats().bytesPerBlock);
+    probe.reset();
+    auto engine = load(8, 64, true, 16 * perBlock, 256);
+    std::vector<GenerationRequest> requests;
+    for (const std::string& q : kQuestions) requests.push_back(chat(conversation(q), 24));
+    const std::vector<Answer> together = runTogether(*engine, std::move(requests));
+    int preemptions = 0;
+    for (size_t i = 0; i < kQuestions.size(); ++i) {
+      QCOMPARE(together[i].text, alone_[i].text);
+      preemptions += together[i].stats.preemptions;
+    }
+    QVERIFY2(preemptions > 0, "the pool was meant to be too small for all eight at once");
+    const KvCacheStats st = engine->kvCacheStats();
+    QCOMPARE(st.totalBlocks, 16);
+    QCOMPARE(st.referencedBlocks, 0);
+  }
+
+  void abortsReturnEveryBlock() {
+    // Mid-prefill (after the first 16-token chunk of a long prompt) and mid-decode.
+    auto engine = load(2, 16, true);
+    const KvCacheStats before = engine->kvCacheStats();
+    for (int abortAfterSteps : {1, 12}) {
+      std::string longQuestion;
+      for (int i = 0; i < 20; ++i) longQuestion += "Tell me more about sentence " + std::to_string(i) + ". ";
+      const RequestId id = engine->addRequest(chat(conversation(longQuestion), 64), {});
+      for (int s = 0; s < abortAfterSteps; ++s) engine->step();
+      QVERIFY(engine->kvCacheStats().referencedBlocks > 0);
+      engine->abort(id);
+      while (engine->hasWork()) engine->step();
+      QCOMPARE(engine->kvCacheStats().referencedBlocks, before.referencedBlocks);
+      QCOMPARE(engine->freeKvBlocks(), before.totalBlocks);
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(EngineBatching)
+#include "test_engine_batching.moc"
