@@ -4,6 +4,11 @@
 // matrix is stored as in GGUF: (rows = output features, cols = input features), each row a run
 // of quantized blocks. Activations are fp32 unless named otherwise; the KV cache is fp16.
 //
+// Alignment: weight, activation and output pointers must be 16-byte aligned (cudaMalloc and
+// GGUF's 32-byte tensor alignment give that); float-type weights need cols % 8 == 0. Attention
+// needs an even headDim <= 256, valueDim <= 256 and heads a multiple of kvHeads. Launchers
+// return cudaErrorInvalidValue otherwise.
+//
 // Paged KV cache layout (per layer, as the CPU backend): keys (blockCount, kvHeads, blockSize,
 // headDim) and values (blockCount, kvHeads, blockSize, valueDim); token t of a sequence lives in
 // block blockTable[t / blockSize] at slot t % blockSize.
