@@ -29,7 +29,7 @@ const std::set<std::string>& modelValueOptions() {
   static const std::set<std::string> options = {
       "--model", "--threads", "--ctx", "--max-tokens", "--temperature", "--top-p", "--top-k",
       "--min-p", "--repeat-penalty", "--frequency-penalty", "--presence-penalty", "--seed",
-      "--stop"};
+      "--stop", "--backend"};
   return options;
 }
 
@@ -39,6 +39,7 @@ EngineOptions engineOptionsFrom(const ParsedArgs& args) {
   maybe(args, "--threads", o.threads);
   maybe(args, "--ctx", o.contextLength);
   o.maxSequences = 1;
+  if (auto backend = args.value("--backend")) o.backend = *backend;
   return o;
 }
 
@@ -80,6 +81,7 @@ nlohmann::ordered_json statsJson(const RequestStats& s) {
   if (!s.error.empty()) j["error"] = s.error;
   j["prompt_tokens"] = s.promptTokens;
   j["cached_prompt_tokens"] = s.cachedPromptTokens;
+  j["preemptions"] = s.preemptions;
   j["generated_tokens"] = s.generatedTokens;
   j["dropped_turns"] = s.droppedTurns;
   j["queue_wait_ms"] = s.queueWaitMs;
@@ -100,10 +102,10 @@ nlohmann::ordered_json statsJson(const RequestStats& s) {
 std::string statsLine(const RequestStats& s) {
   char line[512];
   std::snprintf(line, sizeof line,
-                "[%s] prompt %d tok in %.0f ms (%.1f tok/s) | TTFT %.0f ms | %d tok at %.1f tok/s "
+                "[%s] prompt %d tok (%d reused) in %.0f ms (%.1f tok/s) | TTFT %.0f ms | %d tok at %.1f tok/s "
                 "| ITL p50 %.1f ms p95 %.1f ms | seed %llu",
                 std::string(finishReasonName(s.finishReason)).c_str(), s.promptTokens,
-                s.prefillMs, s.prefillTokensPerSecond, s.ttftMs, s.generatedTokens,
+                s.cachedPromptTokens, s.prefillMs, s.prefillTokensPerSecond, s.ttftMs, s.generatedTokens,
                 s.decodeTokensPerSecond, percentile(s.interTokenMs, 50),
                 percentile(s.interTokenMs, 95), static_cast<unsigned long long>(s.seed));
   std::string out = line;

@@ -6,7 +6,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "backend/cpu/cpu_backend.h"
+#include "backend/backend_factory.h"
 #include "chat/template_resolver.h"
 #include "common/error.h"
 #include "gguf/gguf_file.h"
@@ -50,7 +50,7 @@ std::unique_ptr<Engine> Engine::load(const EngineOptions& options) {
   const model::ModelConfig config = model::readModelConfig(*d->file);
   d->tokenizer = Tokenizer::fromGguf(*d->file);
   d->chat.emplace(chat::resolveChatTemplate(*d->file));
-  d->backend = cpu::makeCpuBackend(*d->file, options.threads);
+  d->backend = makeBackend(*d->file, options.backend, options.threads);
 
   int32_t context = options.contextLength;
   if (context < 0) throw Error("context length must be positive");

@@ -1,0 +1,33 @@
+#pragma once
+// The backend chosen at run time: EngineOptions::backend ("auto", "cpu" or "cuda").
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+
+namespace ember::gguf {
+class GgufFile;
+}
+
+namespace ember {
+
+// "auto": the CUDA backend when this build has it and a CUDA device is present, else the CPU
+// backend; "cpu"; "cuda" (throws ember::Error saying why when it is not available). threads: the
+// CPU backend's threads (<= 0: one per physical core). The CUDA device and graphs follow
+// EMBER_CUDA_DEVICE and EMBER_CUDA_GRAPHS. `file` must outlive the backend.
+// With "auto", a CUDA backend that cannot be built (a weight type its kernels lack, too little
+// device memory) falls back to the CPU backend; `autoFallbackReason`, when given, receives the
+// error (empty when there was no fallback). "cuda" throws that error instead.
+std::unique_ptr<Backend> makeBackend(const gguf::GgufFile& file, const std::string& choice,
+                                     int threads, std::string* autoFallbackReason = nullptr);
+
+// The choices that work on this machine now besides "auto": "cpu", then "cuda" when this build
+// has the CUDA backend and a device is present.
+std::vector<std::string> availableBackends();
+
+// Why "cuda" cannot be used here ("this build has no CUDA support", "no CUDA device on this
+// machine", ...); empty when it can.
+std::string cudaUnavailableReason();
+
+}  // namespace ember

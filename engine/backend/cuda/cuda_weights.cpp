@@ -1,0 +1,156 @@
+#include "backend/cuda/cuda_weights.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <memory>
+
+namespace ember::cuda {
+namespace {
+
+using gguf::GgmlType;
+
+// IEEE half -> float (for the rare 1-D tensor a file stores in F16).
+float halfToFloat(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1fu;
+  const uint32_t mantissa = h & 0x3ffu;
+  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24
+    const float magnitude = std::ldexp(float(mantissa), -24);
+    return sign ? -magnitude : magnitude;
+  }
+  const uint32_t bits =
+      exponent == 0x1f ? sign | 0x7f800000u | (mantissa << 13)
+                       : sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  return std::bit_cast<float>(bits);
+}
+
+// A 1-D tensor as float32 on the host.
+std::vector<float> vectorAsFloat(const gguf::TensorInfo& t) {
+  std::vector<float> out(size_t(t.elementCount));
+  const uint8_t* src = t.data.data();
+  switch (t.type) {
+    case GgmlType::F32:
+      std::memcpy(out.data(), src, out.size() * sizeof(float));
+      break;
+    case GgmlType::F16:
+      for (size_t i = 0; i < out.size(); ++i) {
+        uint16_t h;
+        std::memcpy(&h, src + 2 * i, 2);
+        out[i] = halfToFloat(h);
+      }
+      break;
+    case GgmlType::BF16:
+      for (size_t i = 0; i < out.size(); ++i) {
+        uint16_t b;
+        std::memcpy(&b, src + 2 * i, 2);
+        out[i] = std::bit_cast<float>(uint32_t(b) << 16);
+      }
+      break;
+    default:
+      throw ember::Error("cuda backend: tensor " + t.name + " is a vector of type " +
+                         std::string(gguf::ggmlTypeName(t.type)) +
+                         "; only F32, F16 and BF16 vectors are supported");
+  }
+  return out;
+}
+
+// Lays the tensors out in one allocation (first pass), then copies them in (second pass).
+class Uploader {
+ public:
+  explicit Uploader(DeviceWeights& w) : w_(w) {}
+
+  void matrix(const gguf::TensorInfo* t, DeviceMatrix& target) {
+    const auto type = kernels::WeightType(int32_t(t->type));
+    if (!kernels::isSupportedWeightType(type))
+      throw ember::Error("cuda backend: tensor " + t->name + " has type " +
+                         std::string(gguf::ggmlTypeName(t->type)) +
+                         ", which the CUDA kernels do not support");
+    target.type = type;
+    target.cols = int32_t(t->shape[0]);
+    target.rows = t->shape.size() > 1 ? int32_t(t->shape[1]) : 1;
+    w_.largestMatrixElements =
+        std::max(w_.largestMatrixElements, int64_t(target.rows) * target.cols);
+    w_.largestCols = std::max(w_.largestCols, target.cols);
+    const size_t offset = reserve(t->byteSize);
+    fills_.push_back([t, offset, &target](char* base) {
+      target.data = base + offset;
+      return std::pair{static_cast<const void*>(t->data.data()), t->byteSize};
+    });
+  }
+
+  void vector(const gguf::TensorInfo* t, const float*& target) {
+    if (!t) return;
+    auto values = std::make_shared<std::vector<float>>(vectorAsFloat(*t));
+    const size_t offset = reserve(values->size() * sizeof(float));
+    fills_.push_back([values, offset, &target](char* base) {
+      target = reinterpret_cast<const float*>(base + offset);
+      return std::pair{static_cast<const void*>(values->data()), values->size() * sizeof(float)};
+    });
+  }
+
+  void upload() {
+    const CudaSite site{"load", -1};
+    w_.memory = DeviceMemory(total_, site, "the model's weights");
+    char* base = w_.memory.as<char>();
+    for (size_t i = 0; i < fills_.size(); ++i) {
+      const auto [source, bytes] = fills_[i](base);
+      char* dst = base + offsets_[i];
+      checkCuda(cudaMemcpy(dst, source, bytes, cudaMemcpyHostToDevice), site,
+                "cudaMemcpy (weights)");
+    }
+  }
+
+ private:
+  size_t reserve(size_t bytes) {
+    const size_t offset = total_;
+    offsets_.push_back(offset);
+    total_ += alignDevice(bytes);
+    return offset;
+  }
+
+  DeviceWeights& w_;
+  size_t total_ = 0;
+  std::vector<size_t> offsets_;
+  // Each sets its target pointer and says what to copy there.
+  std::vector<std::function<std::pair<const void*, size_t>(char*)>> fills_;
+};
+
+}  // namespace
+
+DeviceWeights uploadWeights(const model::ModelWeights& weights) {
+  DeviceWeights w;
+  w.layers.resize(weights.layers.size());  // fixed before the uploader keeps pointers into it
+  Uploader up(w);
+  up.matrix(weights.tokenEmbedding, w.tokenEmbedding);
+  if (!weights.tiedOutput) up.matrix(weights.output, w.output);
+  up.vector(weights.outputNorm, w.outputNorm);
+  up.vector(weights.ropeFreqs, w.ropeFreqs);
+  for (size_t i = 0; i < weights.layers.size(); ++i) {
+    const model::LayerWeights& l = weights.layers[i];
+    DeviceLayerWeights& d = w.layers[i];
+    up.matrix(l.wq, d.wq);
+    up.matrix(l.wk, d.wk);
+    up.matrix(l.wv, d.wv);
+    up.matrix(l.wo, d.wo);
+    up.matrix(l.ffnGate, d.ffnGate);
+    up.matrix(l.ffnUp, d.ffnUp);
+    up.matrix(l.ffnDown, d.ffnDown);
+    up.vector(l.attnNorm, d.attnNorm);
+    up.vector(l.ffnNorm, d.ffnNorm);
+    up.vector(l.postAttnNorm, d.postAttnNorm);
+    up.vector(l.postFfnNorm, d.postFfnNorm);
+    up.vector(l.qNorm, d.qNorm);
+    up.vector(l.kNorm, d.kNorm);
+    up.vector(l.bq, d.bq);
+    up.vector(l.bk, d.bk);
+    up.vector(l.bv, d.bv);
+  }
+  up.upload();
+  if (weights.tiedOutput) w.output = w.tokenEmbedding;
+  return w;
+}
+
+}  // namespace ember::cuda

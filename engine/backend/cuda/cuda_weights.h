@@ -1,0 +1,55 @@
+#pragma once
+// The model's weights in device memory, uploaded once from the mapped GGUF file into one
+// allocation: matrices keep their GGUF type (the kernels read the quantized blocks directly);
+// the small 1-D tensors (norm weights, biases, rope factors) are converted to float32 on the host
+// first, as the CPU backend does, so the kernels read them directly whatever the file stores.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/cuda_device.h"
+#include "model/model_weights.h"
+
+#include <ember/kernels/kernels.h>
+
+namespace ember::cuda {
+
+struct DeviceMatrix {
+  kernels::WeightType type = kernels::WeightType::F32;
+  int32_t rows = 0;  // output features (GGUF shape[1])
+  int32_t cols = 0;  // input features (GGUF shape[0], contiguous)
+  const void* data = nullptr;  // (rows, weightRowBytes(type, cols)) on the device
+};
+
+struct DeviceLayerWeights {
+  DeviceMatrix wq, wk, wv, wo;           // attention projections
+  DeviceMatrix ffnGate, ffnUp, ffnDown;  // feed-forward
+  // float32 on the device; null when the model has no such tensor.
+  const float* attnNorm = nullptr;      // (n_embd)
+  const float* ffnNorm = nullptr;       // (n_embd)
+  const float* postAttnNorm = nullptr;  // (n_embd)
+  const float* postFfnNorm = nullptr;   // (n_embd)
+  const float* qNorm = nullptr;         // (head_dim)
+  const float* kNorm = nullptr;         // (head_dim)
+  const float* bq = nullptr;            // (n_head * head_dim)
+  const float* bk = nullptr;            // (n_kv_head * head_dim)
+  const float* bv = nullptr;            // (n_kv_head * value_dim)
+};
+
+struct DeviceWeights {
+  DeviceMatrix tokenEmbedding;       // (n_vocab, n_embd)
+  DeviceMatrix output;               // (n_vocab, n_embd); the same memory as the embedding when tied
+  const float* outputNorm = nullptr;  // (n_embd)
+  const float* ropeFreqs = nullptr;   // (rope_dims / 2) or null
+  std::vector<DeviceLayerWeights> layers;
+  int64_t largestMatrixElements = 0;  // rows * cols of the largest matrix (fp16 scratch size)
+  int32_t largestCols = 0;            // widest input of any matrix
+  DeviceMemory memory;                // everything above lives here
+};
+
+// Uploads the bound tensors; throws ember::Error naming a tensor whose type the kernels do not
+// support, CudaError when the device runs out of memory.
+DeviceWeights uploadWeights(const model::ModelWeights& weights);
+
+}  // namespace ember::cuda
