@@ -83,11 +83,21 @@ Rectangle {
                 required property var conversationId
                 required property string title
                 required property string updated
+                required property bool generating
                 width: ListView.view.width
                 highlighted: conversationId === AppController.currentConversationId
                 onClicked: AppController.openConversation(conversationId)
-                Accessible.name: title
+                Accessible.name: generating ? qsTr("%1 (answering)").arg(title) : title
                 contentItem: RowLayout {
+                    // Marks a conversation whose answer is streaming, shown or not.
+                    BusyIndicator {
+                        objectName: "generatingMark"
+                        visible: row.generating
+                        running: visible
+                        implicitWidth: 18
+                        implicitHeight: 18
+                        padding: 0
+                    }
                     Column {
                         Layout.fillWidth: true
                         Label {
@@ -98,9 +108,11 @@ Rectangle {
                             color: row.highlighted ? row.palette.highlightedText : Theme.text
                         }
                         Label {
-                            text: row.updated
+                            text: row.generating ? qsTr("answering…") : row.updated
                             font.pixelSize: 11
-                            color: row.highlighted ? row.palette.highlightedText : Theme.muted
+                            font.italic: row.generating
+                            color: row.highlighted ? row.palette.highlightedText
+                                 : row.generating ? Theme.accent : Theme.muted
                         }
                     }
                     ToolButton {

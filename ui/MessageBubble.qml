@@ -35,7 +35,9 @@ Item {
         x: bubble.isUser ? bubble.width - width - 16 : 16
         // As wide as the text needs, up to most of the view (code and tables get the full width).
         width: bubble.editing ? bubble.maxBubbleWidth
-               : Math.min(bubble.maxBubbleWidth, Math.max(body.naturalWidth, tools.implicitWidth, 60) + 24)
+               : Math.min(bubble.maxBubbleWidth,
+                          Math.max(body.naturalWidth, tools.implicitWidth,
+                                   stats.visible ? stats.implicitWidth : 0, 60) + 24)
         height: content.implicitHeight + 20
         radius: Theme.radius
         color: bubble.isUser ? Theme.userBubble : Theme.assistantBubble
@@ -165,30 +167,34 @@ Item {
                     onClicked: AppController.regenerate()
                     Accessible.name: qsTr("Write another answer")
                 }
-                Label {
-                    id: stats
-                    objectName: "statsLine"
-                    visible: bubble.statsLine.length > 0
-                    text: bubble.statsLine
-                    color: Theme.muted
-                    font.pixelSize: 12
-                    leftPadding: 6
-                    Accessible.name: qsTr("Answer statistics: %1").arg(bubble.statsLine)
-                    MouseArea {
-                        anchors.fill: parent
-                        cursorShape: Qt.PointingHandCursor
-                        onClicked: bubble.showStats(bubble.messageId)
-                    }
-                    ToolTip.visible: statsHover.hovered
-                    ToolTip.text: qsTr("Click for details")
-                    HoverHandler { id: statsHover }
-                }
                 BusyIndicator {
                     visible: bubble.streaming
                     running: visible
                     implicitWidth: 22
                     implicitHeight: 22
                 }
+            }
+
+            // Speed, prompt reuse and the device it ran on; its own line, as it is long.
+            Label {
+                id: stats
+                objectName: "statsLine"
+                Layout.fillWidth: true
+                visible: bubble.statsLine.length > 0 && !bubble.editing
+                text: bubble.statsLine
+                wrapMode: Text.Wrap
+                color: Theme.muted
+                font.pixelSize: 12
+                leftPadding: 6
+                Accessible.name: qsTr("Answer statistics: %1").arg(bubble.statsLine)
+                MouseArea {
+                    anchors.fill: parent
+                    cursorShape: Qt.PointingHandCursor
+                    onClicked: bubble.showStats(bubble.messageId)
+                }
+                ToolTip.visible: statsHover.hovered
+                ToolTip.text: qsTr("%1\nClick for details").arg(bubble.statsLine)
+                HoverHandler { id: statsHover }
             }
         }
     }

@@ -44,7 +44,8 @@ Rectangle {
                     { key: "maxTokens", label: qsTr("Max tokens"), hint: qsTr("-1 = until the model stops") },
                     { key: "seed", label: qsTr("Seed"), hint: qsTr("random, or a number to repeat an answer") },
                     { key: "contextLength", label: qsTr("Context length"), hint: qsTr("0 = the model's (up to 4096); applies when the model is reloaded") },
-                    { key: "threads", label: qsTr("Threads"), hint: qsTr("0 = one per core; applies when the model is reloaded") }
+                    { key: "threads", label: qsTr("Threads"), hint: qsTr("0 = one per core; applies when the model is reloaded") },
+                    { key: "maxSequences", label: qsTr("Answers at once"), hint: qsTr("chats that can generate at the same time; applies when the model is reloaded") }
                 ]
                 delegate: SettingField {
                     required property var modelData
@@ -54,6 +55,39 @@ Rectangle {
                     label: modelData.label
                     hint: modelData.hint
                 }
+            }
+
+            // EngineOptions::backend. A device that cannot be used fails the reload with the
+            // engine's message (shown next to the model), and the app stays usable.
+            Label { text: qsTr("Compute device"); font.bold: true }
+            ComboBox {
+                id: device
+                objectName: "deviceChoice"
+                Layout.fillWidth: true
+                Layout.rightMargin: 24
+                textRole: "label"
+                valueRole: "value"
+                model: [
+                    { value: "auto", label: qsTr("Auto (GPU when available)") },
+                    { value: "cpu", label: qsTr("CPU") },
+                    { value: "cuda", label: qsTr("CUDA GPU") }
+                ]
+                function reset() { currentIndex = Math.max(0, indexOfValue(AppController.settings.backend || "auto")) }
+                Component.onCompleted: reset()
+                Connections {
+                    target: AppController
+                    function onCurrentConversationChanged() { device.reset() }
+                }
+                onActivated: AppController.setSetting("backend", currentValue)
+                Accessible.name: qsTr("Compute device")
+            }
+            Label {
+                Layout.fillWidth: true
+                Layout.rightMargin: 24
+                text: qsTr("Applies when the model is reloaded.")
+                color: Theme.muted
+                wrapMode: Text.Wrap
+                font.pixelSize: 12
             }
 
             RowLayout {
@@ -67,7 +101,7 @@ Rectangle {
                     text: qsTr("Reload model")
                     enabled: AppController.modelName.length > 0 && !AppController.modelLoading
                     onClicked: AppController.reloadModel()
-                    Accessible.name: qsTr("Reload the model with this context length and thread count")
+                    Accessible.name: qsTr("Reload the model with this context length, thread count, answers at once and compute device")
                 }
             }
             Item { Layout.preferredHeight: 12 }

@@ -75,7 +75,8 @@ QString AppController::composerBlockReason() const {
   if (modelLoading_) return tr("Loading the model…");
   if (!modelLoaded_)
     return modelError_.isEmpty() ? tr("No model loaded: choose one from the model menu.")
-                                 : tr("The model could not be loaded: choose another one.");
+                                 : tr("The model could not be loaded: choose another one, or "
+                                      "another compute device in Settings.");
   return {};
 }
 
@@ -131,6 +132,7 @@ bool AppController::startAnswer(qint64 conversationId, qint64 assistantId, qint6
   active.messageId = assistantId;
   active.conversationId = conversationId;
   active.model = modelPath_;
+  active.backend = QString::fromStdString(model_.info.backendName);
   try {
     request.sampling = samplingFrom(effectiveSettings());
   } catch (const std::exception& e) {
@@ -144,6 +146,7 @@ bool AppController::startAnswer(qint64 conversationId, qint64 assistantId, qint6
   log::info(QStringLiteral("request %1 submitted (conversation %2, %3 messages)")
                 .arg(request.key).arg(conversationId).arg(request.messages.size()));
   emit submitToWorker(request);
+  updateGeneratingMark(conversationId);
   emit generatingChanged();
   return true;
 }
@@ -203,7 +206,7 @@ void AppController::onPiece(const QString& key, const QString& text, double ms) 
   if (it == active_.end()) return;
   it->text += text;
   it->tokenTimesMs << ms;
-  messages_.appendText(it->messageId, text);
+  messages_.appendText(it->messageId, text);  // only when its conversation is the one shown
   // At most one checkpoint a second: enough to keep a crash's loss small, cheap for the disk.
   if (it->sinceCheckpoint.elapsed() >= 1000) {
     const qint64 id = it->messageId;
@@ -211,6 +214,7 @@ void AppController::onPiece(const QString& key, const QString& text, double ms) 
     guarded([&] { store_.checkpoint(id, soFar); });
     it->sinceCheckpoint.restart();
   }
+  emit pieceReceived(it->conversationId, it->messageId, text);
 }
 
 void AppController::onFinished(const QString& key, const RequestStats& stats) {
@@ -219,7 +223,7 @@ void AppController::onFinished(const QString& key, const RequestStats& stats) {
   const ActiveRequest r = *it;
   active_.erase(it);
   const store::MessageStats saved =
-      toMessageStats(stats, r.tokenTimesMs, r.sampling, r.model, model_.info.backendName.c_str());
+      toMessageStats(stats, r.tokenTimesMs, r.sampling, r.model, r.backend);
   const bool stopped = stats.finishReason == FinishReason::Cancelled;
   const auto status = stopped ? store::MessageStatus::Stopped : store::MessageStatus::Complete;
   guarded([&] { store_.finishAssistantMessage(r.messageId, r.text, status, saved); });
@@ -231,6 +235,7 @@ void AppController::onFinished(const QString& key, const RequestStats& stats) {
   log::request({key, saved.finishReason, stats.queueWaitMs, stats.tokenizeMs, stats.prefillMs,
                 stats.ttftMs, stats.totalMs, stats.decodeTokensPerSecond, stats.promptTokens,
                 stats.generatedTokens});
+  updateGeneratingMark(r.conversationId);
   emit generatingChanged();
   emit answerFinished(r.messageId);
 }
@@ -245,6 +250,7 @@ void AppController::onFailed(const QString& key, const QString& message) {
   });
   messages_.finishMessage(r.messageId, QStringLiteral("error"), {}, message);
   log::warn(QStringLiteral("request %1 failed: %2").arg(key, message));
+  updateGeneratingMark(r.conversationId);
   emit generatingChanged();
   emit answerFinished(r.messageId);
 }

@@ -4,6 +4,12 @@
 // InferenceWorker::submit → pieces appended to the MessageModel and checkpointed at most every
 // second → finish committed with its stats.
 //
+// Several conversations can generate at once (one request each, up to EngineOptions::maxSequences
+// running in the engine, more queued there): every streaming answer is tracked by its request key
+// with the text received so far, whether or not its conversation is the one shown. Pieces for a
+// hidden conversation are kept there (and checkpointed); opening it shows them and the rest
+// keeps arriving. `generating` and stop() are about the conversation shown.
+//
 // Exposed to QML as the singleton `AppController` (QML_SINGLETON; main() creates the instance and
 // create() hands it to the engine).
 #include <QElapsedTimer>
@@ -80,6 +86,9 @@ class AppController : public QObject {
   Q_INVOKABLE QVariantMap statsDetails(qint64 messageId) const;
   Q_INVOKABLE void copyText(const QString& text) const;
   Q_INVOKABLE int messageRow(qint64 messageId) const { return messages_.rowOf(messageId); }
+  Q_INVOKABLE bool isGenerating(qint64 conversationId) const {
+    return !activeKeyFor(conversationId).isEmpty();
+  }
 
   // --- Conversations and search --------------------------------------------------------------
   Q_INVOKABLE void newConversation();
@@ -109,6 +118,8 @@ class AppController : public QObject {
   void focusComposer();
   void scrollToMessage(qint64 messageId);
   void answerFinished(qint64 messageId);  // committed to the store (tests, accessibility)
+  // A streamed piece arrived for an answer, shown or not (tests, accessibility).
+  void pieceReceived(qint64 conversationId, qint64 messageId, const QString& piece);
   void submitToWorker(const ember::app::WorkerRequest& request);
   void abortInWorker(const QString& key);
   void loadInWorker(const ember::EngineOptions& options);
@@ -122,6 +133,7 @@ class AppController : public QObject {
     QElapsedTimer sinceCheckpoint;
     QJsonObject sampling;
     QString model;
+    QString backend;  // the engine's backend when it was submitted
   };
   void openStore(const QString& path);
   void reloadConversations();
@@ -131,6 +143,7 @@ class AppController : public QObject {
   QString activeKeyFor(qint64 conversationId) const;
   void setNotice(const QString& text);
   void touchConversation(qint64 conversationId);
+  void updateGeneratingMark(qint64 conversationId);  // the sidebar's mark for it
   void onPiece(const QString& key, const QString& text, double ms);
   void onFinished(const QString& key, const RequestStats& stats);
   void onFailed(const QString& key, const QString& message);

@@ -32,9 +32,13 @@ void AppController::reloadConversations() {
   QList<ConversationRow> rows;
   guarded([&] {
     for (const store::Conversation& c : store_.listConversations())
-      rows << ConversationRow{c.id, c.title, c.updatedAt};
+      rows << ConversationRow{c.id, c.title, c.updatedAt, isGenerating(c.id)};
   });
   conversations_.setConversations(rows);
+}
+
+void AppController::updateGeneratingMark(qint64 conversationId) {
+  conversations_.setGenerating(conversationId, isGenerating(conversationId));
 }
 
 void AppController::touchConversation(qint64 conversationId) {
@@ -177,7 +181,11 @@ void AppController::loadModel(const QString& path) {
   options.modelPath = path.toStdString();
   options.threads = settings.value("threads").toInt(0);
   options.contextLength = settings.value("contextLength").toInt(0);
-  log::info(QStringLiteral("loading model %1").arg(path));
+  options.maxSequences = settings.value("maxSequences").toInt(kDefaultMaxSequences);
+  options.backend = settings.value("backend").toString(QStringLiteral("auto")).toStdString();
+  log::info(QStringLiteral("loading model %1 (device %2, %3 answers at once)")
+                .arg(path, QString::fromStdString(options.backend))
+                .arg(options.maxSequences));
   emit loadInWorker(options);
 }
 

@@ -25,7 +25,9 @@ QJsonObject builtInSettings() {
           {"maxTokens", double(d.maxTokens)},
           {"seed", QStringLiteral("random")},
           {"contextLength", 0},
-          {"threads", 0}};
+          {"threads", 0},
+          {"maxSequences", kDefaultMaxSequences},
+          {"backend", QStringLiteral("auto")}};
 }
 
 SamplingParams samplingFrom(const QJsonObject& s) {
@@ -73,6 +75,12 @@ QString settingError(const QJsonObject& current, const QString& key, const QVari
   QJsonValue stored;
   if (key == QLatin1String("systemPrompt")) {
     stored = value.toString();
+  } else if (key == QLatin1String("backend")) {
+    const QString device = value.toString().trimmed().toLower();
+    static const QStringList devices = {"auto", "cpu", "cuda"};
+    if (!devices.contains(device))
+      return QObject::tr("The compute device must be auto, cpu or cuda.");
+    stored = device;
   } else if (key == QLatin1String("seed")) {
     const QString text = value.toString().trimmed();
     try {
@@ -82,7 +90,8 @@ QString settingError(const QJsonObject& current, const QString& key, const QVari
     }
     stored = text.isEmpty() || text == QLatin1String("-1") ? QStringLiteral("random") : text;
   } else {
-    static const QStringList integers = {"topK", "maxTokens", "contextLength", "threads"};
+    static const QStringList integers = {"topK", "maxTokens", "contextLength", "threads",
+                                         "maxSequences"};
     static const QStringList floats = {"temperature", "topP", "minP", "repeatPenalty"};
     const bool integer = integers.contains(key);
     if (!integer && !floats.contains(key)) return QObject::tr("Unknown setting %1.").arg(key);
@@ -91,6 +100,9 @@ QString settingError(const QJsonObject& current, const QString& key, const QVari
     stored = number;
     if (key == QLatin1String("threads")) {
       if (number < 0 || number > 1024) return QObject::tr("Threads must be 0 (automatic) to 1024.");
+    } else if (key == QLatin1String("maxSequences")) {
+      if (number < 1 || number > kMaxSequencesLimit)
+        return QObject::tr("Answers at once must be 1 to %1.").arg(kMaxSequencesLimit);
     } else if (key == QLatin1String("contextLength")) {
       if (number != 0) {
         try {

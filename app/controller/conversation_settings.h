@@ -11,7 +11,11 @@
 namespace ember::app {
 
 // Keys: systemPrompt, temperature, topP, topK, minP, repeatPenalty, maxTokens, seed ("random" or
-// a decimal), contextLength (0 = the model's), threads (0 = one per core).
+// a decimal), contextLength (0 = the model's), threads (0 = one per core); and for the next model
+// load: maxSequences (answers generated at once, 1..kMaxSequencesLimit), backend (the compute
+// device: "auto", "cpu" or "cuda", EngineOptions::backend).
+inline constexpr int kDefaultMaxSequences = 4;
+inline constexpr int kMaxSequencesLimit = 64;
 QJsonObject builtInSettings();
 
 // Throws ember::Error (a message for the user) when a value is malformed.

@@ -37,11 +37,19 @@ store::MessageStats toMessageStats(const RequestStats& s, const QList<double>& t
   return m;
 }
 
+QString promptReuseText(const store::MessageStats& s) {
+  return QObject::tr("reused %1 of %2 prompt tokens").arg(s.cachedTokens).arg(s.promptTokens);
+}
+
 QString compactStatsLine(const store::MessageStats& s) {
-  return QObject::tr("TTFT %1 ms · %2 tok/s · %3 tokens")
-      .arg(qRound(s.ttftMs))
-      .arg(s.decodeTokensPerSecond, 0, 'f', 1)
-      .arg(s.generatedTokens);
+  QString line = QObject::tr("TTFT %1 ms · %2 tok/s · %3 tokens")
+                     .arg(qRound(s.ttftMs))
+                     .arg(s.decodeTokensPerSecond, 0, 'f', 1)
+                     .arg(s.generatedTokens);
+  // A prompt that never reached the engine (an error before tokenizing) has nothing to reuse.
+  if (s.promptTokens > 0) line += QStringLiteral(" · ") + promptReuseText(s);
+  if (!s.backend.isEmpty()) line += QStringLiteral(" · ") + s.backend;
+  return line;
 }
 
 QVariantMap statsDetails(const store::MessageStats& s) {
@@ -62,6 +70,7 @@ QVariantMap statsDetails(const store::MessageStats& s) {
       QVariantList{QObject::tr("Prompt / cached / generated tokens"),
                    QStringLiteral("%1 / %2 / %3")
                        .arg(s.promptTokens).arg(s.cachedTokens).arg(s.generatedTokens)},
+      QVariantList{QObject::tr("Prompt reuse (prefix cache)"), promptReuseText(s)},
       QVariantList{QObject::tr("Finish reason"), s.finishReason},
       QVariantList{QObject::tr("Seed"), QString::number(s.seed)},
       QVariantList{QObject::tr("Sampling"),

@@ -14,7 +14,11 @@ store::MessageStats toMessageStats(const RequestStats& stats, const QList<double
                                    const QJsonObject& sampling, const QString& model,
                                    const QString& backend);
 
-// "TTFT 120 ms · 48.2 tok/s · 64 tokens"
+// "reused 96 of 130 prompt tokens": how much of the prompt the prefix cache served.
+QString promptReuseText(const store::MessageStats& stats);
+
+// "TTFT 120 ms · 48.2 tok/s · 64 tokens · reused 96 of 130 prompt tokens · cpu (avx2, 8 threads)"
+// (the reuse part only when the prompt was measured, the backend only when known).
 QString compactStatsLine(const store::MessageStats& stats);
 
 // Every figure as a label → text pair list (for the details panel), plus "tokenTimes".

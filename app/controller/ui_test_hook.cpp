@@ -68,27 +68,78 @@ UiTestHook* UiTestHook::installIfRequested(AppController* controller,
 UiTestHook::UiTestHook(AppController* controller, QQmlApplicationEngine* engine, QString text,
                        QString outputDir)
     : QObject(controller), controller_(controller), engine_(engine), text_(std::move(text)),
-      outputDir_(std::move(outputDir)) {
+      outputDir_(std::move(outputDir)),
+      secondText_(qEnvironmentVariable("EMBER_TEST_AUTOSEND_SECOND")) {
   connect(controller_, &AppController::modelChanged, this, &UiTestHook::onModelChanged);
   connect(controller_, &AppController::answerFinished, this, &UiTestHook::onAnswerFinished);
+  connect(controller_, &AppController::pieceReceived, this, &UiTestHook::onPiece);
   QTimer::singleShot(180000, this, [this] { fail(QStringLiteral("no answer within 180 s")); });
   QTimer::singleShot(0, this, &UiTestHook::onModelChanged);  // the model may be loaded already
 }
+
+namespace {
+// A new chat with the text sent in it; returns the answer's id, or 0 when send() refused it.
+qint64 sendInNewChat(AppController* controller, const QString& text) {
+  controller->newConversation();
+  // A bound on the answer's length keeps the test's run time bounded on a busy machine.
+  const QString maxTokens = qEnvironmentVariable("EMBER_TEST_MAX_TOKENS");
+  if (!maxTokens.isEmpty() && !controller->setSetting(QStringLiteral("maxTokens"), maxTokens))
+    return 0;
+  return controller->send(text) ? controller->messages()->lastId() : 0;
+}
+}  // namespace
 
 void UiTestHook::onModelChanged() {
   if (sent_) return;
   if (!controller_->modelError().isEmpty()) return fail(controller_->modelError());
   if (!controller_->modelLoaded()) return;
   sent_ = true;
-  controller_->newConversation();
-  // A bound on the answer's length keeps the test's run time bounded on a busy machine.
-  const QString maxTokens = qEnvironmentVariable("EMBER_TEST_MAX_TOKENS");
-  if (!maxTokens.isEmpty() && !controller_->setSetting(QStringLiteral("maxTokens"), maxTokens))
-    return fail(QStringLiteral("bad EMBER_TEST_MAX_TOKENS"));
-  if (!controller_->send(text_)) fail(QStringLiteral("send() refused the message"));
+  firstAnswer_ = sendInNewChat(controller_, text_);
+  firstConversation_ = controller_->currentConversationId();
+  if (firstAnswer_ == 0) fail(QStringLiteral("send() refused the message"));
+}
+
+void UiTestHook::onPiece(qint64, qint64 messageId) {
+  if (secondText_.isEmpty()) return;
+  if (messageId == firstAnswer_ && ++firstPieces_ == 3 && secondAnswer_ == 0) {
+    secondAnswer_ = sendInNewChat(controller_, secondText_);
+    secondConversation_ = controller_->currentConversationId();
+    if (secondAnswer_ == 0) fail(QStringLiteral("send() refused the second message"));
+  } else if (messageId == secondAnswer_ && ++secondPieces_ == 16 && !shotScheduled_) {
+    shotScheduled_ = true;
+    QTimer::singleShot(250, this, &UiTestHook::takeConcurrentShot);
+  }
+}
+
+void UiTestHook::takeConcurrentShot() {
+  auto* window = engine_->rootObjects().isEmpty()
+                     ? nullptr
+                     : qobject_cast<QQuickWindow*>(engine_->rootObjects().first());
+  if (!window) return fail(QStringLiteral("no window"));
+  const QString shot = QDir(outputDir_).filePath(QStringLiteral("concurrent.png"));
+  QDir().mkpath(outputDir_);
+  concurrent_ = {{"firstGenerating", controller_->isGenerating(firstConversation_)},
+                 {"secondGenerating", controller_->isGenerating(secondConversation_)},
+                 {"shownConversation", controller_->currentConversationId()},
+                 {"secondConversation", secondConversation_},
+                 {"screenshot", window->grabWindow().save(shot) ? shot : QString()}};
+  if (finished_.contains(firstAnswer_) && finished_.contains(secondAnswer_))
+    onAnswerFinished(secondAnswer_);  // both ended while the picture was due: report now
 }
 
 void UiTestHook::onAnswerFinished(qint64 messageId) {
+  if (!finished_.contains(messageId)) finished_ << messageId;
+  if (!secondText_.isEmpty()) {
+    // The report waits for both answers and for the picture of both streaming.
+    if (!finished_.contains(firstAnswer_) || !finished_.contains(secondAnswer_)) return;
+    if (!shotScheduled_) {
+      shotScheduled_ = true;  // too late to show both streaming; the report says so
+      takeConcurrentShot();
+      return;
+    }
+    if (concurrent_.isEmpty()) return;  // the picture is due and reports when taken
+    messageId = secondAnswer_;
+  }
   // Give the scene a few frames to lay out the final text and the stats line.
   QTimer::singleShot(800, this, [this, messageId] { writeReportAndQuit(messageId); });
 }
@@ -108,6 +159,7 @@ void UiTestHook::writeReportAndQuit(qint64 messageId) {
       {"statsVisible", stats != nullptr},
       {"windowTitle", window->title()},
   };
+  if (!concurrent_.isEmpty()) report.insert("concurrent", concurrent_);
   QDir().mkpath(outputDir_);
   const QString shot = QDir(outputDir_).filePath(QStringLiteral("screenshot.png"));
   report.insert("screenshot", window->grabWindow().save(shot) ? shot : QString());

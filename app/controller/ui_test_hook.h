@@ -5,6 +5,14 @@
 // with a screenshot (screenshot.png), and quits. Exit code 0 when a report was written.
 // EMBER_TEST_MAX_TOKENS bounds the answer; EMBER_TEST_SHOW_PANELS=1 adds panels.png with the
 // settings panel and the answer's details open.
+//
+// EMBER_TEST_AUTOSEND_SECOND adds a second chat generating at the same time: once the first
+// answer has streamed a few pieces, a new chat is opened and this text sent there; while both
+// stream, concurrent.png is taken (the second chat shown, both marked in the sidebar) and the
+// report's "concurrent" object says whether both were still generating then. The report is
+// written when both answers are committed.
+#include <QJsonObject>
+#include <QList>
 #include <QObject>
 #include <QString>
 
@@ -25,6 +33,8 @@ class UiTestHook : public QObject {
              QString outputDir);
   void onModelChanged();
   void onAnswerFinished(qint64 messageId);
+  void onPiece(qint64 conversationId, qint64 messageId);
+  void takeConcurrentShot();
   void writeReportAndQuit(qint64 messageId);
   void fail(const QString& why);
 
@@ -33,6 +43,13 @@ class UiTestHook : public QObject {
   QString text_;
   QString outputDir_;
   bool sent_ = false;
+  // The concurrent run (EMBER_TEST_AUTOSEND_SECOND).
+  QString secondText_;
+  qint64 firstConversation_ = 0, firstAnswer_ = 0, secondConversation_ = 0, secondAnswer_ = 0;
+  int firstPieces_ = 0, secondPieces_ = 0;
+  bool shotScheduled_ = false;
+  QList<qint64> finished_;
+  QJsonObject concurrent_;  // what was seen when concurrent.png was taken
 };
 
 }  // namespace ember::app

@@ -18,12 +18,14 @@ QVariant ConversationListModel::data(const QModelIndex& index, int role) const {
     case TitleRole: return r.title;
     case UpdatedRole:
       return QLocale().toString(r.updatedAt.toLocalTime(), QLocale::ShortFormat);
+    case GeneratingRole: return r.generating;
     default: return {};
   }
 }
 
 QHash<int, QByteArray> ConversationListModel::roleNames() const {
-  return {{IdRole, "conversationId"}, {TitleRole, "title"}, {UpdatedRole, "updated"}};
+  return {{IdRole, "conversationId"}, {TitleRole, "title"}, {UpdatedRole, "updated"},
+          {GeneratingRole, "generating"}};
 }
 
 void ConversationListModel::setConversations(const QList<ConversationRow>& rows) {
@@ -47,8 +49,17 @@ void ConversationListModel::touch(const ConversationRow& row) {
     rows_.move(at, 0);
     endMoveRows();
   }
+  const bool generating = rows_[0].generating;
   rows_[0] = row;
+  rows_[0].generating = generating;
   emit dataChanged(index(0), index(0));
+}
+
+void ConversationListModel::setGenerating(qint64 id, bool generating) {
+  const int at = rowOf(id);
+  if (at < 0 || rows_[at].generating == generating) return;
+  rows_[at].generating = generating;
+  emit dataChanged(index(at), index(at), {GeneratingRole});
 }
 
 void ConversationListModel::rename(qint64 id, const QString& title) {

@@ -1,5 +1,6 @@
 #pragma once
-// The sidebar: every conversation, most recently updated first.
+// The sidebar: every conversation, most recently updated first, each marked while one of its
+// answers is being generated (several conversations can generate at once).
 #include <QAbstractListModel>
 #include <QDateTime>
 #include <QList>
@@ -11,6 +12,7 @@ struct ConversationRow {
   qint64 id = 0;
   QString title;
   QDateTime updatedAt;
+  bool generating = false;  // an answer in it is streaming now
 };
 
 class ConversationListModel : public QAbstractListModel {
@@ -19,7 +21,7 @@ class ConversationListModel : public QAbstractListModel {
   QML_UNCREATABLE("Owned by the AppController")
   Q_PROPERTY(int count READ rowCount NOTIFY countChanged)
  public:
-  enum Roles { IdRole = Qt::UserRole + 1, TitleRole, UpdatedRole };
+  enum Roles { IdRole = Qt::UserRole + 1, TitleRole, UpdatedRole, GeneratingRole };
   using QAbstractListModel::QAbstractListModel;
 
   int rowCount(const QModelIndex& parent = {}) const override;
@@ -27,8 +29,10 @@ class ConversationListModel : public QAbstractListModel {
   QHash<int, QByteArray> roleNames() const override;
 
   void setConversations(const QList<ConversationRow>& rows);
-  // Puts the conversation first (it was just updated), inserting it when new.
+  // Puts the conversation first (it was just updated), inserting it when new. Its generating
+  // mark is kept (the store does not know it).
   void touch(const ConversationRow& row);
+  void setGenerating(qint64 id, bool generating);
   void rename(qint64 id, const QString& title);
   void remove(qint64 id);
   int rowOf(qint64 id) const;

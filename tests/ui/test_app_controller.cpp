@@ -1,10 +1,11 @@
 // The AppController's flows in-process, on the real default model and a fresh database:
 // send, regenerate and edit (which must keep every version as a sibling), branch switching,
-// stop, search, delete, a bad model file, and settings validation.
+// stop, search, delete, a bad model file, the compute device and settings validation (two
+// conversations at once: test_concurrent_chats.cpp).
 // References: the ChatStore's contents (read back from the SQLite file) for what the view shows;
 // RELIABILITY.md cases 15-17 and the SamplingParams documentation (ranges written by the issue,
 // llama.cpp's conventions) for which settings are refused; the GGUF reader's message for a bad
-// file.
+// file; for the engine options, the values the settings were given.
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -19,6 +20,7 @@ namespace {
 constexpr auto kModel = "SmolLM2-135M-Instruct.Q4_1.gguf";
 
 QString rowText(const MessageModel& m, int row) { return m.row(row) ? m.row(row)->text : QString(); }
+
 }  // namespace
 
 class AppControllerTest : public QObject {
@@ -74,6 +76,13 @@ class AppControllerTest : public QObject {
     QTest::newRow("seed 2^64-1") << "seed" << "18446744073709551615" << true;
     QTest::newRow("seed text") << "seed" << "abc" << false;
     QTest::newRow("threads -2") << "threads" << "-2" << false;
+    QTest::newRow("answers at once 4") << "maxSequences" << "4" << true;
+    QTest::newRow("answers at once 0") << "maxSequences" << "0" << false;
+    QTest::newRow("answers at once 65") << "maxSequences" << "65" << false;
+    QTest::newRow("device auto") << "backend" << "auto" << true;
+    QTest::newRow("device cpu") << "backend" << "cpu" << true;
+    QTest::newRow("device CUDA") << "backend" << "CUDA" << true;
+    QTest::newRow("device gpu") << "backend" << "gpu" << false;
   }
   void settingsValidation() {
     QFETCH(QString, key);
@@ -138,6 +147,49 @@ class AppControllerTest : public QObject {
     QCOMPARE(saved->status, MessageStatus::Stopped);
     QCOMPARE(saved->content, rowText(view, 1));
     QVERIFY(!controller_->generating());
+  }
+
+  // The app's engine options: 4 answers at once and the automatic device by default; the
+  // settings change them on the next load.
+  void engineOptionsFollowSettings() {
+    QList<ember::EngineOptions> loads;
+    QObject context;
+    connect(controller_.get(), &AppController::loadInWorker, &context,
+            [&](const ember::EngineOptions& o) { loads << o; });
+    controller_->newConversation();
+    controller_->reloadModel();
+    QVERIFY(waitForModel());
+    QVERIFY(controller_->setSetting("maxSequences", "6"));
+    QVERIFY(controller_->setSetting("backend", "CPU"));
+    controller_->reloadModel();
+    QVERIFY(waitForModel());
+    QCOMPARE(loads.size(), 2);
+    QCOMPARE(loads[0].maxSequences, 4);
+    QCOMPARE(loads[0].backend, std::string("auto"));
+    QCOMPARE(loads[1].maxSequences, 6);
+    QCOMPARE(loads[1].backend, std::string("cpu"));
+  }
+
+  // Choosing CUDA: where it cannot be used, the load fails with the engine's message, the
+  // composer says why, and choosing the CPU again brings the app back. Where it can (a GPU, or
+  // an engine that does not yet tell devices apart) the model loads.
+  void cudaChoiceFailsClearlyOrLoads() {
+    controller_->newConversation();
+    QVERIFY(controller_->setSetting("backend", "cuda"));
+    controller_->reloadModel();
+    if (!waitForModel()) {
+      qInfo("cuda refused: %s", qPrintable(controller_->modelError()));
+      QVERIFY(controller_->modelError().contains(QStringLiteral("cuda"), Qt::CaseInsensitive));
+      QVERIFY(!controller_->composerBlockReason().isEmpty());
+      QVERIFY(!controller_->send(QStringLiteral("hello")));
+    } else {
+      qInfo("cuda accepted: %s", qPrintable(controller_->modelDetails()));
+    }
+    QVERIFY(controller_->setSetting("backend", "cpu"));
+    controller_->reloadModel();
+    QVERIFY(waitForModel());
+    QVERIFY(controller_->modelError().isEmpty());
+    QVERIFY(controller_->composerBlockReason().isEmpty());
   }
 
   void searchJumpsToHit() {

@@ -3,7 +3,9 @@
 // the streamed answer, reads the last bubble and its stats line from the QML items, and saves a
 // screenshot. References: the text we sent (it must come back from the store byte for byte), the
 // answer the model produced (the bubble must show it, and the store must hold it with its stats),
-// and the stats-line format written in the issue ("TTFT 120 ms · 48.2 tok/s · 64 tokens").
+// and the stats-line format written in the issues ("TTFT 120 ms · 48.2 tok/s · 64 tokens", then
+// "reused N of M prompt tokens" and the backend the answer ran on). A second run streams two
+// chats at once (EMBER_TEST_AUTOSEND_SECOND) and takes docs/screenshot-concurrent.png.
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
@@ -93,8 +95,8 @@ class UiEndToEndTest : public QObject {
                                                    QRegularExpression::MultilineOption);
     if (!answer.contains(markdownSyntax)) QCOMPARE(shown.simplified(), answer.simplified());
     QVERIFY(report.value("statsVisible").toBool());
-    static const QRegularExpression statsFormat(
-        QStringLiteral("^TTFT \\d+ ms · \\d+\\.\\d tok/s · \\d+ tokens$"));
+    static const QRegularExpression statsFormat(QStringLiteral(
+        "^TTFT \\d+ ms · \\d+\\.\\d tok/s · \\d+ tokens · reused \\d+ of \\d+ prompt tokens · \\S.*$"));
     QVERIFY2(statsFormat.match(report.value("statsLine").toString()).hasMatch(),
              qPrintable(report.value("statsLine").toString()));
     QVERIFY(report.value("windowTitle").toString().startsWith(QStringLiteral("Ember — ")));
@@ -126,6 +128,75 @@ class UiEndToEndTest : public QObject {
     QVERIFY(QFileInfo(panels).size() > 0);
     QFile::remove(QDir(docs).filePath("screenshot-details.png"));
     QVERIFY(QFile::copy(panels, QDir(docs).filePath("screenshot-details.png")));
+  }
+
+  // Issue 5 in the window: the first chat streams a long answer; the hook opens a second chat
+  // and sends there; the picture is taken while both stream. Both answers end complete in the
+  // store with their stats (prompt reuse, backend), each in its own conversation.
+  void twoChatsStreamAtOnce() {
+    EMBER_REQUIRE_MODEL(model, kModel);
+    const QString xvfbRun = QStandardPaths::findExecutable(QStringLiteral("xvfb-run"));
+    if (xvfbRun.isEmpty()) QSKIP("xvfb-run not found (apt-get install xvfb xauth)");
+    QTemporaryDir data;
+    const QString outputDir = QDir(QCoreApplication::applicationDirPath()).filePath("ui-test-2");
+    QDir(outputDir).removeRecursively();
+    const QString first = QStringLiteral("이야기 하나: write a long story about a dragon and a knight.");
+    const QString second = QStringLiteral("Why is the sky blue? 짧게 설명해 주세요 (explain briefly).");
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("XDG_DATA_HOME", data.path());
+    env.insert("XDG_CONFIG_HOME", data.filePath("config"));
+    env.insert("EMBER_MODELS_DIR", ember::test::modelsDir());
+    env.insert("EMBER_TEST_AUTOSEND", first);
+    env.insert("EMBER_TEST_AUTOSEND_SECOND", second);
+    env.insert("EMBER_TEST_MAX_TOKENS", "240");
+    env.insert("EMBER_TEST_OUTPUT_DIR", outputDir);
+    env.insert("QT_QPA_PLATFORM", "xcb");
+    QProcess app;
+    app.setProcessEnvironment(env);
+    app.setProcessChannelMode(QProcess::MergedChannels);
+    app.start(xvfbRun, {"-a", "-s", "-screen 0 1280x800x24", QStringLiteral(EMBER_APP_PATH),
+                        "--model", model});
+    QVERIFY2(app.waitForStarted(30000), qPrintable(app.errorString()));
+    QVERIFY2(app.waitForFinished(240000), "the app did not finish within 240 s");
+    const QByteArray log = app.readAll();
+    QVERIFY2(app.exitStatus() == QProcess::NormalExit && app.exitCode() == 0, log.constData());
+
+    QFile reportFile(QDir(outputDir).filePath("report.json"));
+    QVERIFY2(reportFile.open(QIODevice::ReadOnly), log.constData());
+    const QJsonObject report = QJsonDocument::fromJson(reportFile.readAll()).object();
+    const QJsonObject concurrent = report.value("concurrent").toObject();
+    QVERIFY2(concurrent.value("firstGenerating").toBool(), "the first chat had ended by the picture");
+    QVERIFY(concurrent.value("secondGenerating").toBool());
+    QCOMPARE(concurrent.value("shownConversation").toInteger(),
+             concurrent.value("secondConversation").toInteger());
+    const QString picture = concurrent.value("screenshot").toString();
+    QVERIFY(QFileInfo(picture).size() > 0);
+
+    ember::store::ChatStore store;
+    store.open(QDir(data.path()).filePath("ember/ember.sqlite"));
+    const auto conversations = store.listConversations();
+    QCOMPARE(conversations.size(), 2);
+    QStringList questions;
+    for (const auto& conversation : conversations) {
+      const auto branch = store.activeBranch(conversation.id);
+      QCOMPARE(branch.size(), 2);
+      questions << branch[0].content;
+      QCOMPARE(branch[1].status, ember::store::MessageStatus::Complete);
+      QVERIFY(!branch[1].content.isEmpty());
+      const auto stats = store.stats(branch[1].id);
+      QVERIFY(stats.has_value());
+      QVERIFY(stats->promptTokens > 0);
+      QVERIFY(stats->cachedTokens >= 0 && stats->cachedTokens <= stats->promptTokens);
+      QVERIFY(!stats->backend.isEmpty());
+    }
+    questions.sort();
+    QStringList expected{first, second};
+    expected.sort();
+    QCOMPARE(questions, expected);
+
+    const QString docs = QDir(ember::test::sourceDir()).filePath("docs");
+    QFile::remove(QDir(docs).filePath("screenshot-concurrent.png"));
+    QVERIFY(QFile::copy(picture, QDir(docs).filePath("screenshot-concurrent.png")));
   }
 
   // RELIABILITY.md case 20 at the level of the whole app: SIGKILL while an answer streams. After
