@@ -63,6 +63,11 @@ class Backend {
   virtual size_t vocabSize() const = 0;
   // Optional: copy one block's contents to another (copy-on-write for forks). Default: none.
   virtual bool copyBlock(int32_t /*from*/, int32_t /*to*/) { return false; }
+  // Optional (host-RAM spill of cached blocks): one block's keys and values across all layers
+  // as kvBytesPerBlock bytes (per layer: keys, then values), read out or written back. False
+  // when the backend cannot (or the block or size is wrong).
+  virtual bool readKvBlock(int32_t /*block*/, std::span<std::byte> /*out*/) { return false; }
+  virtual bool writeKvBlock(int32_t /*block*/, std::span<const std::byte> /*in*/) { return false; }
 };
 
 }  // namespace ember

@@ -89,6 +89,39 @@ bool CpuBackend::copyBlock(int32_t from, int32_t to) {
   return true;
 }
 
+// A block's bytes: per layer its keys (kvHeads, blockSize, headDim) then its values.
+bool CpuBackend::readKvBlock(int32_t block, std::span<std::byte> out) {
+  if (!kvCache_ || block < 0 || block >= kvShape_.blockCount ||
+      out.size() != kvBytesPerBlock(kvShape_.blockSize))
+    return false;
+  std::byte* dst = out.data();
+  for (int32_t il = 0; il < config_.layerCount; ++il) {
+    const ops::KvLayerView kv = kvLayer(il);
+    const size_t keyBytes = size_t(kv.kvHeads) * size_t(kv.blockSize) * size_t(kv.headDim) * 2;
+    const size_t valueBytes = size_t(kv.kvHeads) * size_t(kv.blockSize) * size_t(kv.valueDim) * 2;
+    std::memcpy(dst, kv.keyAt(block, 0, 0), keyBytes);
+    std::memcpy(dst + keyBytes, kv.valueAt(block, 0, 0), valueBytes);
+    dst += keyBytes + valueBytes;
+  }
+  return true;
+}
+
+bool CpuBackend::writeKvBlock(int32_t block, std::span<const std::byte> in) {
+  if (!kvCache_ || block < 0 || block >= kvShape_.blockCount ||
+      in.size() != kvBytesPerBlock(kvShape_.blockSize))
+    return false;
+  const std::byte* src = in.data();
+  for (int32_t il = 0; il < config_.layerCount; ++il) {
+    const ops::KvLayerView kv = kvLayer(il);
+    const size_t keyBytes = size_t(kv.kvHeads) * size_t(kv.blockSize) * size_t(kv.headDim) * 2;
+    const size_t valueBytes = size_t(kv.kvHeads) * size_t(kv.blockSize) * size_t(kv.valueDim) * 2;
+    std::memcpy(kv.keyAt(block, 0, 0), src, keyBytes);
+    std::memcpy(kv.valueAt(block, 0, 0), src + keyBytes, valueBytes);
+    src += keyBytes + valueBytes;
+  }
+  return true;
+}
+
 int64_t CpuBackend::planBatch(const ForwardBatch& batch, int64_t& outputs) {
   if (!kvCache_) badBatch("the KV cache is not allocated");
   const int64_t tokens = int64_t(batch.tokens.size());

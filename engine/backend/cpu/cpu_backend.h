@@ -33,6 +33,8 @@ class CpuBackend final : public Backend {
   void forward(const ForwardBatch& batch, ForwardOutput& out) override;
   size_t vocabSize() const override { return size_t(config_.vocabSize); }
   bool copyBlock(int32_t from, int32_t to) override;
+  bool readKvBlock(int32_t block, std::span<std::byte> out) override;
+  bool writeKvBlock(int32_t block, std::span<const std::byte> in) override;
 
   const model::ModelConfig& config() const { return config_; }
   int threads() const { return pool_.size(); }

@@ -117,6 +117,45 @@ bool CudaBackend::copyBlock(int32_t from, int32_t to) {
   return true;
 }
 
+// Host-RAM spill: a block's bytes are, per layer, its keys then its values (as the CPU's).
+bool CudaBackend::readKvBlock(int32_t block, std::span<std::byte> out) {
+  return transferKvBlock(block, out.data(), out.size(), cudaMemcpyDeviceToHost);
+}
+
+bool CudaBackend::writeKvBlock(int32_t block, std::span<const std::byte> in) {
+  return transferKvBlock(block, const_cast<std::byte*>(in.data()), in.size(),
+                         cudaMemcpyHostToDevice);
+}
+
+bool CudaBackend::transferKvBlock(int32_t block, std::byte* host, size_t bytes,
+                                  cudaMemcpyKind kind) {
+  if (!kvCache_.get() || block < 0 || block >= kvShape_.blockCount ||
+      bytes != kvBytesPerBlock(kvShape_.blockSize))
+    return false;
+  site_ = {kind == cudaMemcpyDeviceToHost ? "readKvBlock" : "writeKvBlock", -1};
+  bindDevice();
+  const size_t slots = size_t(config_.kvHeadCount) * size_t(kvShape_.blockSize);
+  const size_t keyBytes = slots * size_t(config_.headDim) * sizeof(__half);
+  const size_t valueBytes = slots * size_t(config_.valueDim) * sizeof(__half);
+  for (int32_t il = 0; il < config_.layerCount; ++il) {
+    site_.layer = il;
+    char* keys = reinterpret_cast<char*>(keyCache(il)) + size_t(block) * keyBytes;
+    char* values = reinterpret_cast<char*>(valueCache(il)) + size_t(block) * valueBytes;
+    const bool down = kind == cudaMemcpyDeviceToHost;
+    check(cudaMemcpyAsync(down ? static_cast<void*>(host) : keys, down ? keys : static_cast<void*>(host),
+                          keyBytes, kind, stream_),
+          "cudaMemcpyAsync (keys)");
+    host += keyBytes;
+    check(cudaMemcpyAsync(down ? static_cast<void*>(host) : values,
+                          down ? values : static_cast<void*>(host), valueBytes, kind, stream_),
+          "cudaMemcpyAsync (values)");
+    host += valueBytes;
+  }
+  site_.layer = -1;
+  check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  return true;
+}
+
 void CudaBackend::reserveWorkspace(const StepPlan& plan) {
   WorkspaceNeeds needs;
   needs.tokens = plan.tokens;

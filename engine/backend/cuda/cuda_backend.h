@@ -46,12 +46,16 @@ class CudaBackend final : public Backend {
   void forward(const ForwardBatch& batch, ForwardOutput& out) override;
   size_t vocabSize() const override { return size_t(config_.vocabSize); }
   bool copyBlock(int32_t from, int32_t to) override;
+  bool readKvBlock(int32_t block, std::span<std::byte> out) override;
+  bool writeKvBlock(int32_t block, std::span<const std::byte> in) override;
 
   const model::ModelConfig& config() const { return config_; }
   int device() const { return device_; }
   const GraphStats& graphStats() const { return graphs_.stats(); }
 
  private:
+  // Copies one KV block (all layers) between the pool and host memory; false for a bad block.
+  bool transferKvBlock(int32_t block, std::byte* host, size_t bytes, cudaMemcpyKind kind);
   // Device pointers into the uploaded metadata of the current step.
   struct StepInputs {
     const int32_t* tokenIds;

@@ -28,6 +28,10 @@ struct EngineOptions {
   // KV pool budget in bytes; 0: room for maxSequences full contexts. A bigger pool keeps more
   // finished conversations cached; a smaller one preempts (recomputes) under pressure.
   int64_t kvCacheBytes = 0;
+  // Host-RAM tier for cached KV blocks the pool has to reuse (they come back on the next turn
+  // instead of being recomputed). -1: automatic (with the CUDA backend the smaller of 4 GiB and
+  // a quarter of the RAM; none with the CPU backend, whose pool already is in RAM); 0: none.
+  int64_t hostKvCacheBytes = -1;
   // Compute device: "auto" (CUDA when a device is present and the build has it, else CPU),
   // "cpu", or "cuda" (an error when there is none).
   std::string backend = "auto";
@@ -53,6 +57,9 @@ struct KvCacheStats {
   int32_t cachedBlocks = 0;      // full blocks a later prompt can reuse
   int64_t hitBlocks = 0;         // blocks reused so far
   int64_t evictedBlocks = 0;     // cached blocks given to new work so far
+  int64_t spilledBlocks = 0;     // of those, copied to the host-RAM tier
+  int64_t restoredBlocks = 0;    // brought back from it
+  int32_t hostBlocks = 0;        // held in the host-RAM tier now
   size_t bytesPerBlock = 0;
 };
 

@@ -57,7 +57,14 @@ std::vector<int32_t> BlockManager::acquirePrefix(std::span<const TokenId> tokens
                                             static_cast<size_t>(blockSize_));
     const uint64_t key = chainKey(parent, blockTokens);
     const auto it = byKey_.find(key);
-    if (it == byKey_.end()) break;
+    if (it == byKey_.end()) {
+      const int32_t restored = restoreSpilled(key, parent, blockTokens, i);
+      if (restored < 0) break;
+      hits.push_back(restored);
+      keys.push_back(key);
+      parent = key;
+      continue;
+    }
     BlockState& s = blocks_[static_cast<size_t>(it->second)];
     if (s.parentKey != parent || !std::equal(s.tokens.begin(), s.tokens.end(),
                                              blockTokens.begin(), blockTokens.end()))
@@ -85,6 +92,10 @@ std::optional<int32_t> BlockManager::allocate() {
     block = std::get<2>(*evictable_.begin());
     evictable_.erase(evictable_.begin());
     BlockState& s = blocks_[static_cast<size_t>(block)];
+    if (spill_) {
+      spill_->spill(block, *s.key, s.parentKey, s.tokens);
+      ++spills_;
+    }
     byKey_.erase(*s.key);
     s.key.reset();
     s.tokens.clear();
@@ -124,12 +135,33 @@ uint64_t BlockManager::commitFull(int32_t block, int32_t index, uint64_t parentK
   if (s.references <= 0) throw Error("KV block " + std::to_string(block) + " is not referenced");
   const uint64_t key = chainKey(parentKey, tokens);
   if (!caching_ || s.key || byKey_.contains(key)) return key;
+  registerKey(block, key, parentKey, tokens, index);
+  return key;
+}
+
+void BlockManager::registerKey(int32_t block, uint64_t key, uint64_t parentKey,
+                               std::span<const TokenId> tokens, int32_t depth) {
+  BlockState& s = blocks_[static_cast<size_t>(block)];
   s.key = key;
   s.parentKey = parentKey;
   s.tokens.assign(tokens.begin(), tokens.end());
-  s.depth = index;
+  s.depth = depth;
   byKey_.emplace(key, block);
-  return key;
+}
+
+int32_t BlockManager::restoreSpilled(uint64_t key, uint64_t parentKey,
+                                     std::span<const TokenId> tokens, int32_t depth) {
+  if (!spill_ || !spill_->holds(key, parentKey, tokens)) return -1;
+  const auto block = allocate();  // may spill another cached block (never a referenced one)
+  if (!block) return -1;
+  if (!spill_->restore(key, *block)) {
+    release(*block);
+    return -1;
+  }
+  registerKey(*block, key, parentKey, tokens, depth);
+  blocks_[static_cast<size_t>(*block)].lastUsed = clock_;
+  ++restores_;
+  return *block;
 }
 
 int32_t BlockManager::availableCount() const {
@@ -161,6 +193,8 @@ BlockManagerStats BlockManager::stats() const {
   st.freeBlocks = static_cast<int32_t>(free_.size());
   st.hitBlocks = hits_;
   st.evictedBlocks = evictions_;
+  st.spilledBlocks = spills_;
+  st.restoredBlocks = restores_;
   return st;
 }
 

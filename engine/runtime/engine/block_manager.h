@@ -19,6 +19,19 @@ namespace ember {
 
 using TokenId = int32_t;
 
+// A second tier for cached blocks (host RAM): a cached block about to be reused for other
+// tokens is handed to spill() first, and a prompt whose chain continues in the tier gets those
+// blocks back through restore() into freshly allocated blocks.
+class BlockSpill {
+ public:
+  virtual ~BlockSpill() = default;
+  virtual void spill(int32_t block, uint64_t key, uint64_t parentKey,
+                     std::span<const TokenId> tokens) = 0;
+  virtual bool holds(uint64_t key, uint64_t parentKey, std::span<const TokenId> tokens) const = 0;
+  // Writes the held contents into `block` and forgets them; false when it cannot.
+  virtual bool restore(uint64_t key, int32_t block) = 0;
+};
+
 struct BlockManagerStats {
   int32_t totalBlocks = 0;
   int32_t referencedBlocks = 0;  // held by at least one sequence
@@ -26,6 +39,8 @@ struct BlockManagerStats {
   int32_t freeBlocks = 0;        // neither referenced nor cached
   int64_t hitBlocks = 0;         // blocks handed out from the cache so far
   int64_t evictedBlocks = 0;
+  int64_t spilledBlocks = 0;   // evicted blocks handed to the spill tier
+  int64_t restoredBlocks = 0;  // blocks brought back from it
 };
 
 class BlockManager {
@@ -33,12 +48,15 @@ class BlockManager {
   static constexpr uint64_t kRootKey = 0x9e3779b97f4a7c15ull;  // the parent key of block 0
 
   BlockManager(int32_t blockCount, int32_t blockSize, bool caching = true);
+  // The tier evicted cached blocks go to (not owned; null: they are dropped).
+  void setSpill(BlockSpill* spill) { spill_ = spill; }
 
   // The key of a full block of `tokens` (blockSize of them) that follows `parentKey`.
   static uint64_t chainKey(uint64_t parentKey, std::span<const TokenId> tokens);
 
   // Takes a reference on the longest chain of cached blocks that `tokens` starts with, at most
-  // maxBlocks of them; returns their ids (in order) and appends their keys to `keys`.
+  // maxBlocks of them, bringing spilled ones back; returns their ids (in order) and appends
+  // their keys to `keys`.
   std::vector<int32_t> acquirePrefix(std::span<const TokenId> tokens, int32_t maxBlocks,
                                      std::vector<uint64_t>& keys);
   // A private block (reference count 1): a free one, else the least recently used cached one.
@@ -77,6 +95,11 @@ class BlockManager {
   using EvictionKey = std::tuple<uint64_t, int32_t, int32_t>;  // (lastUsed, -depth, block)
   EvictionKey evictionKey(int32_t block) const;
   void checkBlock(int32_t block) const;
+  // Brings the spilled block `key` back into a new block; -1 when it is not held or no room.
+  int32_t restoreSpilled(uint64_t key, uint64_t parentKey, std::span<const TokenId> tokens,
+                         int32_t depth);
+  void registerKey(int32_t block, uint64_t key, uint64_t parentKey,
+                   std::span<const TokenId> tokens, int32_t depth);
 
   int32_t blockSize_;
   bool caching_;
@@ -85,7 +108,8 @@ class BlockManager {
   std::set<EvictionKey> evictable_;
   std::unordered_map<uint64_t, int32_t> byKey_;
   uint64_t clock_ = 0;
-  int64_t hits_ = 0, evictions_ = 0;
+  BlockSpill* spill_ = nullptr;
+  int64_t hits_ = 0, evictions_ = 0, spills_ = 0, restores_ = 0;
   int32_t referenced_ = 0;
 };
 

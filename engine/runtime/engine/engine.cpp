@@ -6,11 +6,14 @@
 #include <string>
 #include <unordered_map>
 
+#include <unistd.h>
+
 #include "backend/backend_factory.h"
 #include "chat/template_resolver.h"
 #include "common/error.h"
 #include "gguf/gguf_file.h"
 #include "model/model_config.h"
+#include "runtime/engine/host_kv_spill.h"
 #include "runtime/engine/model_runner.h"
 #include "runtime/engine/prompt_builder.h"
 #include "runtime/engine/request_lifecycle.h"
@@ -19,6 +22,18 @@
 
 namespace ember {
 
+namespace {
+
+// The host-RAM tier's budget for an EngineOptions::hostKvCacheBytes setting.
+int64_t hostKvBudget(int64_t setting, const std::string& backendName) {
+  if (setting >= 0) return setting;
+  if (!backendName.starts_with("cuda")) return 0;
+  const int64_t ram = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  return std::min<int64_t>(int64_t(4) << 30, ram / 4);
+}
+
+}  // namespace
+
 struct Engine::Impl {
   EngineOptions options;
   std::unique_ptr<gguf::GgufFile> file;
@@ -26,6 +41,7 @@ struct Engine::Impl {
   std::optional<chat::ResolvedTemplate> chat;  // set at load (it has no empty state)
   std::unique_ptr<Backend> backend;
   std::unique_ptr<BlockManager> blocks;
+  std::unique_ptr<HostKvSpill> spill;  // null: no host-RAM tier
   std::unique_ptr<ModelRunner> runner;
   std::unique_ptr<Scheduler> scheduler;
   ModelInfo info;
@@ -80,6 +96,11 @@ std::unique_ptr<Engine> Engine::load(const EngineOptions& options) {
   d->backend->allocateKvCache(shape);
   d->blocks = std::make_unique<BlockManager>(shape.blockCount, options.blockSize,
                                              options.prefixCaching);
+  const int64_t hostBytes = hostKvBudget(options.hostKvCacheBytes, d->backend->name());
+  if (options.prefixCaching && hostBytes > 0) {
+    d->spill = std::make_unique<HostKvSpill>(*d->backend, hostBytes);
+    d->blocks->setSpill(d->spill.get());
+  }
   d->runner = std::make_unique<ModelRunner>(*d->backend);
   d->scheduler = std::make_unique<Scheduler>(
       SchedulerLimits{options.maxSequences, options.stepTokenBudget, options.blockSize});
@@ -249,6 +270,9 @@ KvCacheStats Engine::kvCacheStats() const {
   out.cachedBlocks = st.cachedBlocks;
   out.hitBlocks = st.hitBlocks;
   out.evictedBlocks = st.evictedBlocks;
+  out.spilledBlocks = st.spilledBlocks;
+  out.restoredBlocks = st.restoredBlocks;
+  out.hostBlocks = impl_->spill ? impl_->spill->blocksHeld() : 0;
   out.bytesPerBlock = impl_->backend->kvBytesPerBlock(out.blockSize);
   return out;
 }

@@ -163,6 +163,50 @@ class BlockManagerTest : public QObject {
     QCOMPARE(blocks.stats().freeBlocks, 8);
   }
 
+  void spilledBlocksComeBackThroughTheTier() {
+    // A tier that remembers what it was given: A's two blocks are evicted into it, and A's next
+    // prompt gets them back (in chain order) into whatever blocks the pool hands out.
+    struct RecordingSpill : BlockSpill {
+      std::map<uint64_t, std::pair<uint64_t, std::vector<TokenId>>> held;
+      std::vector<std::pair<uint64_t, int32_t>> restores;
+      void spill(int32_t, uint64_t key, uint64_t parent, std::span<const TokenId> t) override {
+        held[key] = {parent, std::vector<TokenId>(t.begin(), t.end())};
+      }
+      bool holds(uint64_t key, uint64_t parent, std::span<const TokenId> t) const override {
+        const auto it = held.find(key);
+        return it != held.end() && it->second.first == parent &&
+               std::equal(it->second.second.begin(), it->second.second.end(), t.begin(), t.end());
+      }
+      bool restore(uint64_t key, int32_t block) override {
+        restores.emplace_back(key, block);
+        return held.erase(key) == 1;
+      }
+    } tier;
+    BlockManager blocks(2, 2);
+    blocks.setSpill(&tier);
+    Sequence a = computedSequence({1, 2, 3, 4}, blocks);
+    const std::vector<uint64_t> keys = a.blockKeys;
+    releaseBlocks(a, blocks);
+    Sequence other;
+    other.tokens = {9, 9, 9, 9};
+    QVERIFY(reserveBlocks(other, 4, blocks));  // evicts both of A's blocks into the tier
+    QCOMPARE(tier.held.size(), size_t(2));
+    QCOMPARE(blocks.stats().spilledBlocks, int64_t(2));
+    releaseBlocks(other, blocks);  // private blocks: back to the free list
+    Sequence again;
+    again.tokens = {1, 2, 3, 4, 5};
+    again.promptLength = 5;
+    acquireCachedPrefix(again, blocks);
+    QCOMPARE(again.computed, 4);
+    QCOMPARE(again.blockKeys, keys);
+    QCOMPARE(tier.restores.size(), size_t(2));
+    QCOMPARE(tier.restores[0].first, keys[0]);
+    QCOMPARE(tier.restores[1].first, keys[1]);
+    QCOMPARE(blocks.stats().restoredBlocks, int64_t(2));
+    QVERIFY(blocks.isCached(again.blockTable[0]));  // cached again, under the same keys
+    QVERIFY(tier.held.empty());
+  }
+
   void randomizedOperationsKeepEveryBlockConsistent() {
     constexpr int32_t kBlockSize = 4, kBlocks = 48;
     BlockManager blocks(kBlocks, kBlockSize);
