@@ -15,5 +15,7 @@ int runRenderTemplate(const Args& args);  // cmd_render_template.cpp
 int runGenerate(const Args& args);        // cmd_generate.cpp
 int runChat(const Args& args);            // cmd_generate.cpp
 int runLogits(const Args& args);          // cmd_logits.cpp
+int runPlan(const Args& args);            // cmd_plan.cpp
+int runSynthModel(const Args& args);      // cmd_synth_model.cpp
 
 }  // namespace ember::cli

@@ -18,7 +18,11 @@ constexpr const char* kUsage =
     "           [--top-p P] [--top-k K] [--min-p P] [--repeat-penalty R] [--seed S]\n"
     "           [--stop S] [--threads N] [--ctx N] [--json]\n"
     "  chat --model M [--system S] [sampling options as for generate]\n"
-    "  logits --model M --tokens \"ids\" [--top K] [--json]\n";
+    "  logits --model M --tokens \"ids\" [--top K] [--json]\n"
+    "  plan --model M [--context N] [--sequences S] [--available-bytes B]\n"
+    "       [--backend auto|cpu|cuda] [--json]\n"
+    "  synth-model --shape llama3-8b|smollm2-135m --type q4_0|q8_0|f16 [--layers N]\n"
+    "              --out FILE [--seed S] [--threads N]\n";
 
 }  // namespace
 
@@ -37,6 +41,8 @@ int main(int argc, char** argv) {
     if (command == "generate") return ember::cli::runGenerate(args);
     if (command == "chat") return ember::cli::runChat(args);
     if (command == "logits") return ember::cli::runLogits(args);
+    if (command == "plan") return ember::cli::runPlan(args);
+    if (command == "synth-model") return ember::cli::runSynthModel(args);
     if (command == "--help" || command == "-h" || command == "help") {
       std::fputs(kUsage, stdout);
       return 0;

@@ -1,0 +1,128 @@
+// ember-cli plan --model M [--context N] [--sequences S] [--available-bytes B] [--backend B]
+//                [--json]
+// "Will it fit": the memory the model needs for the context and concurrency (weights + KV cache
+// + workspace) against free memory: by default free device memory when a CUDA device is used,
+// else available system RAM (/proc/meminfo). Exit status 0 when it fits, 3 when it does not.
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_args.h"
+#include "common/error.h"
+#include "ember/engine.h"
+#include "gguf/gguf_file.h"
+#include "model/memory_plan.h"
+#include "model/model_config.h"
+
+#ifdef EMBER_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace ember::cli {
+namespace {
+
+template <class T>
+T positiveNumber(const std::string& name, const std::string& text) {
+  T value{};
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || value <= 0)
+    throw Error("option " + name + ": '" + text + "' is not a positive whole number");
+  return value;
+}
+
+// MemAvailable of /proc/meminfo in bytes: what the kernel can give without swapping.
+uint64_t availableSystemBytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  while (std::getline(meminfo, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    uint64_t kib = 0;
+    if (fields >> key >> kib && key == "MemAvailable:") return kib * 1024;
+  }
+  throw Error("cannot read MemAvailable from /proc/meminfo; pass --available-bytes");
+}
+
+struct FreeMemory {
+  uint64_t bytes = 0;
+  std::string where;  // "system RAM", "cuda:0 (NVIDIA H200)"
+};
+
+FreeMemory freeMemoryFor(const std::string& backend) {
+#ifdef EMBER_WITH_CUDA
+  int devices = 0;
+  const bool haveDevice = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+  if (backend == "cuda" && !haveDevice) throw Error("--backend cuda: no CUDA device is present");
+  if (backend != "cpu" && haveDevice) {
+    size_t freeBytes = 0, totalBytes = 0;
+    if (cudaSetDevice(0) != cudaSuccess || cudaMemGetInfo(&freeBytes, &totalBytes) != cudaSuccess)
+      throw Error("cannot read the free memory of CUDA device 0; pass --available-bytes");
+    cudaDeviceProp properties{};
+    cudaGetDeviceProperties(&properties, 0);
+    return {freeBytes, std::string("cuda:0 (") + properties.name + ")"};
+  }
+#else
+  if (backend == "cuda") throw Error("--backend cuda: this build has no CUDA backend");
+#endif
+  return {availableSystemBytes(), "system RAM"};
+}
+
+}  // namespace
+
+int runPlan(const Args& raw) {
+  const ParsedArgs args(raw, {"--model", "--context", "--sequences", "--available-bytes", "--backend"},
+                        {"--json"});
+  const std::string backend = args.value("--backend").value_or("auto");
+  if (backend != "auto" && backend != "cpu" && backend != "cuda")
+    throw Error("--backend must be auto, cpu or cuda");
+  const auto file = gguf::GgufFile::open(args.required("--model"));
+  const model::ModelConfig config = model::readModelConfig(*file);
+
+  model::MemoryPlanInput input;
+  input.contextLength = std::min(config.contextLength, EngineOptions::kDefaultContext);
+  if (auto v = args.value("--context")) input.contextLength = positiveNumber<int32_t>("--context", *v);
+  input.sequences = EngineOptions{}.maxSequences;
+  if (auto v = args.value("--sequences")) input.sequences = positiveNumber<int32_t>("--sequences", *v);
+  input.weightBytes = model::weightBytes(*file);
+  input.kvBytesPerToken = model::kvBytesPerToken(config);
+  input.workspaceBytes = model::estimateWorkspaceBytes(config, EngineOptions{}.stepTokenBudget,
+                                                       input.sequences);
+  FreeMemory free;
+  if (auto v = args.value("--available-bytes"))
+    free = {positiveNumber<uint64_t>("--available-bytes", *v), "--available-bytes"};
+  else
+    free = freeMemoryFor(backend);
+  input.availableBytes = free.bytes;
+  const model::MemoryPlan plan = model::planMemory(input);
+
+  if (args.flag("--json")) {
+    nlohmann::ordered_json j;
+    j["model"] = file->path();
+    j["context_length"] = input.contextLength;
+    j["sequences"] = input.sequences;
+    j["kv_bytes_per_token"] = input.kvBytesPerToken;
+    j["weight_bytes"] = plan.weightBytes;
+    j["kv_cache_bytes"] = plan.kvCacheBytes;
+    j["workspace_bytes"] = plan.workspaceBytes;
+    j["needed_bytes"] = plan.neededBytes;
+    j["available_bytes"] = plan.availableBytes;
+    j["available_from"] = free.where;
+    j["fits"] = plan.fits;
+    j["largest_context"] = plan.largestContext;
+    j["sequences_at_context"] = plan.sequencesAtContext;
+    j["message"] = plan.message;
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("%s\n", config.describe().c_str());
+    std::printf("KV cache: %llu bytes per token; free memory from %s\n",
+                static_cast<unsigned long long>(input.kvBytesPerToken), free.where.c_str());
+    std::printf("%s: %s\n", plan.fits ? "fits" : "does not fit", plan.message.c_str());
+  }
+  return plan.fits ? 0 : 3;
+}
+
+}  // namespace ember::cli
