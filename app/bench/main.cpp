@@ -1,9 +1,14 @@
 // ember-bench: speed figures of the engine, as BENCHMARKS.md describes them.
 //   ember-bench (pp|tg|bw|all|tokens) --model M [--threads N] [--repetitions R] [--json]
 //               [--prompt-seed S] [--count N]
+//   ember-bench ttft-turns --model M [--dump-turns FILE] [...]
+//   ember-bench batch --model M [--concurrency 1,4,8,16] [--tokens 64] [...]
 // pp: prompt tokens/s for 512- and 2048-token prompts; tg: decode tokens/s for 128 tokens after
 // a 512-token prompt (with TTFT and inter-token latency); bw: streaming read bandwidth (GB/s)
 // for the roofline; tokens: prints the synthetic prompt ids (so a peer can use the same ones).
+// ttft-turns: TTFT per turn of a replayed 8-turn chat, prefix cache on / off / ideal
+// (--dump-turns writes the turns' prompt ids for a peer); batch: aggregate decode tokens/s and
+// ITL with C chats at once.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -13,8 +18,11 @@
 #include <nlohmann/json.hpp>
 
 #include "../cli/cli_args.h"
+#include "bench_batch.h"
+#include "bench_cuda.h"
 #include "bench_figures.h"
 #include "bench_report.h"
+#include "bench_turns.h"
 #include "common/error.h"
 
 using namespace ember;
@@ -23,13 +31,18 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: ember-bench (pp|tg|bw|all|tokens) --model M [--threads N] [--repetitions R] "
-    "[--json] [--prompt-seed S] [--count N]\n";
+    "[--json] [--prompt-seed S] [--count N]\n"
+    "       ember-bench ttft-turns --model M [--threads N] [--repetitions R] [--json] "
+    "[--dump-turns FILE]\n"
+    "       ember-bench batch --model M [--threads N] [--repetitions R] [--json] "
+    "[--concurrency 1,4,8,16] [--tokens 64]\n";
 
 int run(const std::vector<std::string>& raw) {
   if (raw.empty()) throw Error("missing figure");
   const std::string figure = raw[0];
   const cli::ParsedArgs args(std::vector<std::string>(raw.begin() + 1, raw.end()),
-                             {"--model", "--threads", "--repetitions", "--prompt-seed", "--count"},
+                             {"--model", "--threads", "--repetitions", "--prompt-seed", "--count",
+                              "--dump-turns", "--concurrency", "--tokens"},
                              {"--json"});
   const int threads = std::stoi(args.value("--threads").value_or("0"));
   const int repetitions = std::stoi(args.value("--repetitions").value_or("5"));
@@ -38,11 +51,32 @@ int run(const std::vector<std::string>& raw) {
   if (repetitions < 1) throw Error("--repetitions must be at least 1");
 
   bench::Reporter reporter(json);
+  if (figure == "gpu") return bench::runGpuFigures({args.required("--model"), repetitions, promptSeed}, reporter);
   if (figure == "bw") {
     std::vector<double> values;
     for (int r = 0; r < repetitions; ++r) values.push_back(bench::probeReadBandwidth(threads));
     reporter.report("bw", "GB/s", values, {}, "");
     return 0;
+  }
+  if (figure == "ttft-turns") {
+    bench::TurnsOptions turns;
+    turns.modelPath = args.required("--model");
+    turns.threads = threads;
+    turns.repetitions = repetitions;
+    turns.seed = promptSeed;
+    turns.dumpTurnsPath = args.value("--dump-turns");
+    return bench::runTurnsFigure(turns, reporter, json);
+  }
+  if (figure == "batch") {
+    bench::BatchOptions batch;
+    batch.modelPath = args.required("--model");
+    batch.threads = threads;
+    batch.repetitions = repetitions;
+    batch.seed = promptSeed;
+    batch.tokens = std::stoi(args.value("--tokens").value_or("64"));
+    if (const auto list = args.value("--concurrency"))
+      batch.concurrency = bench::parseConcurrencyList(*list);
+    return bench::runBatchFigure(batch, reporter, json);
   }
   EngineOptions options;
   options.modelPath = args.required("--model");

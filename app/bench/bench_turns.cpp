@@ -1,0 +1,190 @@
+#include "bench_turns.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include "bench_batch.h"
+#include "bench_figures.h"
+#include "common/error.h"
+#include "ember/engine.h"
+
+namespace ember::bench {
+namespace {
+
+constexpr int kTurns = 8;
+
+// One turn as one arm saw it.
+struct TurnStats {
+  double ttftMs = 0;
+  int32_t promptTokens = 0;
+  int32_t cachedTokens = 0;
+};
+
+// Per arm and turn, one value per repetition.
+struct Series {
+  std::vector<std::vector<double>> ttft = std::vector<std::vector<double>>(kTurns);
+  std::vector<std::vector<double>> cached = std::vector<std::vector<double>>(kTurns);
+};
+
+GenerationRequest firstTokenOnly() {
+  GenerationRequest r;
+  r.sampling.temperature = 0;
+  r.sampling.maxTokens = 1;
+  r.ignoreEndOfGeneration = true;
+  return r;
+}
+
+RequestStats runToEnd(Engine& engine, GenerationRequest request) {
+  RequestStats stats;
+  engine.addRequest(std::move(request), [&](const RequestEvent& e) {
+    if (e.stats) stats = *e.stats;
+  });
+  while (engine.hasWork()) engine.step();
+  if (stats.finishReason == FinishReason::Error)
+    throw Error("ttft-turns request failed: " + stats.error);
+  return stats;
+}
+
+// TTFT as the engine measures it (submission, template rendering included, to the first text
+// piece). A first token without text (a control token) leaves ttftMs at 0: the request's whole
+// time, which ends at that token, is then the same moment.
+double firstTokenMs(const RequestStats& s) { return s.ttftMs > 0 ? s.ttftMs : s.totalMs; }
+
+std::unique_ptr<Engine> loadEngine(const TurnsOptions& o, bool prefixCaching,
+                                   size_t longestPrompt) {
+  EngineOptions e;
+  e.modelPath = o.modelPath;
+  e.threads = o.threads;
+  e.maxSequences = 1;
+  e.prefixCaching = prefixCaching;
+  auto engine = Engine::load(e);
+  if (longestPrompt + 1 > static_cast<size_t>(engine->info().contextLength))
+    throw Error("the replayed chat needs " + std::to_string(longestPrompt + 1) +
+                " tokens of context; the engine has " +
+                std::to_string(engine->info().contextLength));
+  // Warm-up (page faults, thread start) on random ids that share no prefix with the chat.
+  GenerationRequest warm = firstTokenOnly();
+  warm.promptTokens = syntheticPrompt(32, engine->vocabSize(), 99);
+  runToEnd(*engine, std::move(warm));
+  return engine;
+}
+
+std::vector<TurnStats> replayChat(Engine& engine, const ReplayedChat& replay) {
+  std::vector<TurnStats> turns;
+  for (int t = 0; t < kTurns; ++t) {
+    GenerationRequest r = firstTokenOnly();
+    r.messages = turnMessages(replay.chat, t);
+    const RequestStats s = runToEnd(engine, std::move(r));
+    const size_t expected = replay.prompts[static_cast<size_t>(t)].size();
+    if (static_cast<size_t>(s.promptTokens) != expected || s.droppedTurns != 0)
+      throw Error("turn " + std::to_string(t + 1) + ": the engine built " +
+                  std::to_string(s.promptTokens) + " prompt tokens, the replay expected " +
+                  std::to_string(expected));
+    turns.push_back({firstTokenMs(s), s.promptTokens, s.cachedPromptTokens});
+  }
+  return turns;
+}
+
+// The ideal of turn k, measured: a cold request whose prompt is only the tokens of turn k that
+// a perfect prefix cache would compute (those after the longest prefix shared with turn k-1's
+// prompt; all of turn 1). It computes as many positions as a perfect cache, but attends over
+// none of the history and renders no conversation, so it is a slight lower bound on any cache.
+// (Scaling the cold TTFT by new/prompt tokens was the alternative; it would hide fixed costs.)
+std::vector<double> idealTurns(Engine& coldEngine, const std::vector<size_t>& newTokens,
+                               const ReplayedChat& replay) {
+  std::vector<double> ms;
+  for (int t = 0; t < kTurns; ++t) {
+    const auto& prompt = replay.prompts[static_cast<size_t>(t)];
+    const auto fresh = static_cast<ptrdiff_t>(newTokens[static_cast<size_t>(t)]);
+    GenerationRequest r = firstTokenOnly();
+    r.promptTokens = std::vector<int32_t>(prompt.end() - fresh, prompt.end());
+    ms.push_back(firstTokenMs(runToEnd(coldEngine, std::move(r))));
+  }
+  return ms;
+}
+
+void record(Series& series, const std::vector<TurnStats>& turns) {
+  for (int t = 0; t < kTurns; ++t) {
+    series.ttft[static_cast<size_t>(t)].push_back(turns[static_cast<size_t>(t)].ttftMs);
+    series.cached[static_cast<size_t>(t)].push_back(turns[static_cast<size_t>(t)].cachedTokens);
+  }
+}
+
+double median(const std::vector<double>& v) { return percentile(v, 50); }
+
+void printTable(const ReplayedChat& replay, const std::vector<size_t>& newTokens, const Series& on,
+                const Series& off, const std::vector<std::vector<double>>& ideal) {
+  std::printf(
+      "ttft-turns: an %d-turn chat replayed turn by turn (1 token generated per turn), median of\n"
+      "the repetitions. on = prefix cache on, off = off, ideal = a cold request on only the new\n"
+      "tokens of the turn (those after the prefix it shares with the previous turn's prompt).\n",
+      kTurns);
+  std::printf("%4s %7s %5s %9s %10s %10s %10s %9s %8s\n", "turn", "prompt", "new", "cached(on)",
+              "on ms", "off ms", "ideal ms", "on/ideal", "off/on");
+  for (size_t t = 0; t < kTurns; ++t) {
+    const double o = median(on.ttft[t]), f = median(off.ttft[t]), i = median(ideal[t]);
+    std::printf("%4zu %7zu %5zu %9.0f %10.1f %10.1f %10.1f %8.2fx %7.2fx\n", t + 1,
+                replay.prompts[t].size(), newTokens[t], median(on.cached[t]), o, f, i,
+                i > 0 ? o / i : 0, o > 0 ? f / o : 0);
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int runTurnsFigure(const TurnsOptions& options, Reporter& reporter, bool json) {
+  const ReplayedChat replay = buildReplayedChat(options.modelPath, kTurns, options.seed);
+  if (options.dumpTurnsPath) writeTurnsJson(*options.dumpTurnsPath, options.modelPath, replay);
+  std::vector<size_t> newTokens;
+  for (size_t t = 0; t < kTurns; ++t)
+    newTokens.push_back(std::max<size_t>(
+        1, replay.prompts[t].size() -
+               (t == 0 ? 0 : commonPrefix(replay.prompts[t], replay.prompts[t - 1]))));
+  const size_t longest = replay.prompts.back().size();
+
+  Series on, off;
+  std::vector<std::vector<double>> ideal(kTurns);
+  // Arms interleaved per repetition, each on a fresh engine so that a cache never holds the
+  // previous repetition's chat; on goes first in even repetitions, off (then ideal) in odd ones,
+  // so neither arm always follows the other.
+  for (int rep = 0; rep < options.repetitions; ++rep) {
+    const auto runOn = [&] { record(on, replayChat(*loadEngine(options, true, longest), replay)); };
+    if (rep % 2 == 0) runOn();
+    {
+      const auto cold = loadEngine(options, false, longest);
+      record(off, replayChat(*cold, replay));
+      const auto idealMs = idealTurns(*cold, newTokens, replay);
+      for (size_t t = 0; t < kTurns; ++t) ideal[t].push_back(idealMs[t]);
+    }
+    if (rep % 2 == 1) runOn();
+  }
+
+  if (!json) printTable(replay, newTokens, on, off, ideal);
+  const std::string sha = fileSha256(options.modelPath);
+  for (size_t t = 0; t < kTurns; ++t) {
+    const std::string turn = "ttft-turn" + std::to_string(t + 1);
+    reporter.report(turn + "-cached", "ms", on.ttft[t], {}, sha);
+    reporter.report(turn + "-cold", "ms", off.ttft[t], {}, sha);
+    reporter.report(turn + "-ideal", "ms", ideal[t], {}, sha);
+    if (json) {
+      reporter.report("cached-tokens-turn" + std::to_string(t + 1), "tokens", on.cached[t], {},
+                      sha);
+      reporter.report("prompt-tokens-turn" + std::to_string(t + 1), "tokens",
+                      {static_cast<double>(replay.prompts[t].size())}, {}, sha);
+    }
+  }
+  const size_t last = kTurns - 1;
+  // Goal (issue 5): turn 8 within 1.3x of turn 1 with the cache on.
+  auto ratio = [&](const std::string& name, const std::vector<double>& num,
+                   const std::vector<double>& den) {
+    reporter.report(name, "x", pairedRatios(num, den), {}, sha);
+  };
+  ratio("ttft-turn8-over-turn1-cached", on.ttft[last], on.ttft[0]);
+  ratio("ttft-turn8-over-turn1-cold", off.ttft[last], off.ttft[0]);
+  ratio("ttft-turn8-cached-over-ideal", on.ttft[last], ideal[last]);
+  ratio("ttft-turn8-cold-over-cached", off.ttft[last], on.ttft[last]);
+  return 0;
+}
+
+}  // namespace ember::bench
