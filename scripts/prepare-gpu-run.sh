@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
 # Prepares what tests/gpu/run.sh needs on the lent GPU machine, which has CUDA, cuBLAS, CMake,
-# ninja, a C++ compiler and Python but no Debian -dev packages and no network: the .deb files of
-# the libraries the engine and the Qt Test suites build against (EMBER_BUILD_APP=OFF), fetched
-# with `apt-get download` into .gpu-carry/debs (ignored by git). run.sh unpacks them into a
-# private prefix there. Test models are not carried: run.sh writes synthetic ones with the
-# ember-cli it builds (the real SmolLM2 file is 94 MiB, over the 64 MiB a run can carry). A real
-# model under ~40 MiB may be put in .gpu-carry/models/ by hand; run.sh points the tests there.
+# ninja, a C++ compiler and Python but no Debian -dev packages and no network:
+# - the .deb files of the libraries the engine and the Qt Test suites build against
+#   (EMBER_BUILD_APP=OFF), fetched with `apt-get download` into .gpu-carry/debs (ignored by git);
+#   run.sh unpacks them into a private prefix there;
+# - a real model cut to fit: .gpu-carry/models/SmolLM2-135M-Instruct.cut4.Q4_1.gguf, the default
+#   model's first 4 of 30 layers written by `ember-cli cut-model` (every kept tensor byte for byte
+#   the real file's; 38.8 MiB, of which the Q8_0 token embedding is 28.7 MiB). The GPU tests run
+#   their real-weight rows on it (CPU vs CUDA on the same file). No Gemma 3 cut is carried: its
+#   Q8_0 embedding (262144 x 640) is 170 MiB on its own, so even one layer is over the limit.
+# A machine receives at most 64 MiB: the tracked and untracked (not ignored) files plus what is
+# carried. This script measures that sum and fails when it is over.
 #
 # Usage (from the repository root, on this Debian 12 machine):
 #   scripts/prepare-gpu-run.sh
 # then run on the device with carry [".gpu-carry"] (see tests/gpu/run.sh).
+# Settings (environment): EMBER_CLI (an ember-cli with cut-model; default: the newest
+# build*/app/ember-cli that has it, else one built in build-gpu-prepare), EMBER_MODELS_DIR
+# (where SmolLM2-135M-Instruct.Q4_1.gguf is; default ~/.cache/ember/models).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 carry=.gpu-carry
@@ -40,7 +48,42 @@ if [ "$count" -ne "${#packages[@]}" ]; then
   exit 1
 fi
 
-tree_bytes=$(git ls-files -z | du -cb --files0-from=- | tail -1 | cut -f1)
+# The cut model, written by our own tool.
+source_model=${EMBER_MODELS_DIR:-$HOME/.cache/ember/models}/SmolLM2-135M-Instruct.Q4_1.gguf
+cut_model=$carry/models/SmolLM2-135M-Instruct.cut4.Q4_1.gguf
+has_cut_model() { [ -x "$1" ] && "$1" --help 2>/dev/null | grep -q cut-model; }
+cli=${EMBER_CLI:-}
+if [ -z "$cli" ]; then
+  for candidate in $(ls -t build*/app/ember-cli 2>/dev/null); do
+    if has_cut_model "$candidate"; then cli=$candidate; break; fi
+  done
+fi
+if [ -z "$cli" ]; then
+  echo "prepare-gpu-run: building ember-cli in build-gpu-prepare"
+  cmake -S . -B build-gpu-prepare -G Ninja -DEMBER_BUILD_APP=OFF -DEMBER_CUDA=OFF >/dev/null
+  cmake --build build-gpu-prepare --target ember-cli
+  cli=build-gpu-prepare/app/ember-cli
+fi
+has_cut_model "$cli" || { echo "prepare-gpu-run: $cli has no cut-model command" >&2; exit 1; }
+rm -f "$carry"/models/*.gguf
+if [ -f "$source_model" ]; then
+  "$cli" cut-model --model "$source_model" --layers 4 --out "$cut_model"
+else
+  echo "prepare-gpu-run: $source_model not found (scripts/fetch-models.sh): no real model carried;" \
+    "the GPU tests' real-weight rows will skip" >&2
+fi
+
+# What the machine receives: the working tree as git sees it, and .gpu-carry.
+limit=$((64 * 1048576))
+tree_bytes=$(git ls-files -z --cached --others --exclude-standard |
+  du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
 carry_bytes=$(du -sb "$carry" | cut -f1)
-echo "prepare-gpu-run: $count packages in $carry/debs"
-echo "prepare-gpu-run: carried $((carry_bytes / 1048576)) MiB + tracked tree $((tree_bytes / 1048576)) MiB (limit 64 MiB)"
+total=$((tree_bytes + carry_bytes))
+echo "prepare-gpu-run: $count packages in $carry/debs ($(du -sb "$carry/debs" | cut -f1) bytes)," \
+  "models $(du -sb "$carry/models" | cut -f1) bytes"
+echo "prepare-gpu-run: carried $carry_bytes + working tree $tree_bytes = $total bytes" \
+  "($((total / 1048576)) MiB; limit 64 MiB = $limit bytes)"
+if [ "$total" -gt "$limit" ]; then
+  echo "prepare-gpu-run: over the limit by $((total - limit)) bytes" >&2
+  exit 1
+fi

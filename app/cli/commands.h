@@ -17,5 +17,6 @@ int runChat(const Args& args);            // cmd_generate.cpp
 int runLogits(const Args& args);          // cmd_logits.cpp
 int runPlan(const Args& args);            // cmd_plan.cpp
 int runSynthModel(const Args& args);      // cmd_synth_model.cpp
+int runCutModel(const Args& args);        // cmd_cut_model.cpp
 
 }  // namespace ember::cli

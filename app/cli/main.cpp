@@ -22,7 +22,8 @@ constexpr const char* kUsage =
     "  plan --model M [--context N] [--sequences S] [--available-bytes B]\n"
     "       [--backend auto|cpu|cuda] [--json]\n"
     "  synth-model --shape llama3-8b|smollm2-135m --type q4_0|q8_0|f16 [--layers N]\n"
-    "              --out FILE [--seed S] [--threads N]\n";
+    "              --out FILE [--seed S] [--threads N]\n"
+    "  cut-model --model IN.gguf --layers N --out OUT.gguf\n";
 
 }  // namespace
 
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
     if (command == "logits") return ember::cli::runLogits(args);
     if (command == "plan") return ember::cli::runPlan(args);
     if (command == "synth-model") return ember::cli::runSynthModel(args);
+    if (command == "cut-model") return ember::cli::runCutModel(args);
     if (command == "--help" || command == "-h" || command == "help") {
       std::fputs(kUsage, stdout);
       return 0;

@@ -5,13 +5,15 @@
 #
 # The machine has CUDA 13, cuBLAS, CMake, ninja, a compiler and Python, but none of the Debian
 # -dev packages the build needs and no network. Prepare them here first:
-#   scripts/prepare-gpu-run.sh           # .deb files into .gpu-carry/debs (about 17 MiB)
+#   scripts/prepare-gpu-run.sh           # .deb files into .gpu-carry/debs (about 18 MiB) and
+#                                        # SmolLM2 cut to 4 layers into .gpu-carry/models (39 MiB)
 # then run, from the repository root, with the device tool:
 #   command: bash tests/gpu/run.sh       carry: [".gpu-carry"]      timeout_s: 540
 # The .debs are unpacked into a private prefix (never into /) that CMAKE_PREFIX_PATH,
-# PKG_CONFIG_LIBDIR and LD_LIBRARY_PATH point at. Test models are written on the machine by the
-# ember-cli it builds (a SmolLM2-135M-shaped one for the tests; Llama-3-8B-shaped ones for the
-# benchmark); models put in .gpu-carry/models are offered to the tests too (EMBER_MODELS_DIR).
+# PKG_CONFIG_LIBDIR and LD_LIBRARY_PATH point at. The GPU tests' real-weight rows run on the
+# carried cut of SmolLM2 (EMBER_GPU_MODELS_DIR=.gpu-carry/models; CPU vs CUDA on that file); the
+# Gemma 3 rows skip (no cut of it fits). The benchmark's Llama-3-8B-shaped models (random
+# weights) are written on the machine by the ember-cli it builds.
 #
 # Files in $OUT: run.log (everything), ctest-gpu.log, ctest-gpu.xml (JUnit),
 # bench-llama3-8b-<type>.jsonl, summary.txt.
@@ -91,16 +93,19 @@ say "built"
 # --- 3. Models: written here by our own tool (random weights in real shapes). ---
 models=/tmp/ember-gpu-models
 mkdir -p "$models"
-cp -f .gpu-carry/models/*.gguf "$models"/ 2>/dev/null || true
 cli=$build/app/ember-cli
 "$cli" synth-model --shape smollm2-135m --type q4_0 --layers 4 --out "$models/synthetic-smollm2-135m-4layers-q4_0.gguf" ||
   summary "FAIL: synth-model smollm2-135m"
 export EMBER_MODELS_DIR=$models
+# Real weights for the tests: the cut model(s) prepare-gpu-run.sh carried.
+export EMBER_GPU_MODELS_DIR=$root/.gpu-carry/models
+carried=$(cd "$EMBER_GPU_MODELS_DIR" 2>/dev/null && ls *.gguf 2>/dev/null | tr '\n' ' ')
+summary "real-weight models for the tests: ${carried:-none (their rows skip)}"
 
 # --- 4. The GPU tests. ---
 unset CI  # a missing real model skips (with the reason) instead of failing
 if [ -n "$gpu_tests" ]; then
-  ctest --test-dir "$build" -L gpu --output-on-failure --timeout 240 \
+  ctest --test-dir "$build" -L gpu --verbose --timeout 240 \
     --output-junit "$OUT/ctest-gpu.xml" 2>&1 | tee "$OUT/ctest-gpu.log"
   result=${PIPESTATUS[0]}
   summary "ctest -L gpu: $(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu.log" | tail -1) (exit $result)"

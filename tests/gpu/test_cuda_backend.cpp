@@ -4,6 +4,16 @@
 // its 512-position sliding window) with every position's logits, then 16 teacher-forced decode
 // steps.
 //
+// Real weights on a lent GPU machine: it receives at most 64 MiB, so the whole model files do
+// not travel. Each real-weight row takes the whole file when it finds one and otherwise a copy
+// cut to its first blocks by `ember-cli cut-model` (scripts/prepare-gpu-run.sh carries
+// SmolLM2-135M-Instruct.cut4.Q4_1.gguf: 4 of 30 layers, every tensor byte for byte the real
+// model's), looking in $EMBER_GPU_MODELS_DIR first (tests/gpu/run.sh sets it) and then in the
+// usual models folder. The reference stays the CPU backend on the same file, so a cut model
+// checks the same kernels on the same weight types; only the depth differs. No cut of Gemma 3
+// travels (its Q8_0 embedding alone is 170 MiB): its rows skip there. The prompts are the golden
+// files' token ids, which are tracked in the repository and travel with it.
+//
 // Tolerance: top-1 agreement on at least 99% of positions and a mean KL(cpu || cuda) over the
 // whole vocabulary below 1e-3. The two cannot agree bit for bit: prompt chunks go through fp16
 // copies of weights and activations into cuBLAS (fp32 accumulation) and the kernels sum in their
@@ -18,6 +28,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
 
 #include "backend/cpu/cpu_backend.h"
@@ -42,6 +53,10 @@ constexpr double kMaxMeanKl = 1e-3;
 constexpr int kDecodeSteps = 16;
 const char* kSmol = "SmolLM2-135M-Instruct.Q4_1.gguf";
 const char* kGemma = "gemma-3-270m-q4_k_m.gguf";
+// Cut copies a row may use in place of the whole file (scripts/prepare-gpu-run.sh writes them).
+const std::map<QString, QString> kCutCopies = {
+    {kSmol, "SmolLM2-135M-Instruct.cut4.Q4_1.gguf"},
+};
 
 struct Model {
   std::unique_ptr<gguf::GgufFile> file;
@@ -134,6 +149,30 @@ std::vector<int32_t> goldenPrompt(const QString& relative, const QString& name, 
 }
 
 }  // namespace
+
+namespace ember::test {
+
+// The file a real-weight row runs on: `fileName`, else its cut copy, in $EMBER_GPU_MODELS_DIR
+// and then in modelsDir(). Empty, with `why`, when there is neither.
+QString findGpuTestModel(const QString& fileName, QString* why) {
+  QStringList dirs;
+  if (const QString gpuDir = qEnvironmentVariable("EMBER_GPU_MODELS_DIR"); !gpuDir.isEmpty())
+    dirs << gpuDir;
+  dirs << modelsDir();
+  QStringList names{fileName};
+  if (const auto cut = kCutCopies.find(fileName); cut != kCutCopies.end()) names << cut->second;
+  for (const QString& dir : dirs)
+    for (const QString& name : names)
+      if (const QString path = dir + "/" + name; QFileInfo::exists(path)) return path;
+  *why = QStringLiteral("none of %1 in %2; run scripts/fetch-models.sh, or scripts/"
+                        "prepare-gpu-run.sh and set EMBER_GPU_MODELS_DIR to .gpu-carry/models")
+             .arg(names.join(", "), dirs.join(", "));
+  return {};
+}
+
+}  // namespace ember::test
+
+#define EMBER_REQUIRE_GPU_TEST_MODEL(var, file) EMBER_REQUIRE_PATH(var, findGpuTestModel, file)
 
 class TestCudaBackend : public QObject {
   Q_OBJECT
@@ -256,7 +295,7 @@ class TestCudaBackend : public QObject {
       path = test::sourceDir() + "/tests/engine/model/data/" + modelFile.mid(5) + ".gguf";
       for (int32_t i = 0; i < 40; ++i) ids.push_back((i * 37 + 11) % 64);  // the tiny vocabulary
     } else {
-      EMBER_REQUIRE_MODEL(modelPath, modelFile);
+      EMBER_REQUIRE_GPU_TEST_MODEL(modelPath, modelFile);
       path = modelPath;
       QString why;
       ids = goldenPrompt(golden, prompt, &why);
@@ -280,8 +319,10 @@ class TestCudaBackend : public QObject {
       next = test::argmax(cpuOut.logits);
     }
     const cuda::GraphStats& graphs = gpu->graphStats();
-    qInfo("%s: %lld positions, top-1 %.4f, KL mean %.2e max %.2e, %lld graph replays %s",
-          gpu->name().c_str(), qlonglong(a.positions), a.top1Rate(), a.klMean(), a.klMax,
+    qInfo("%s on %s (%d layers): %lld positions, top-1 %.4f, KL mean %.2e max %.2e, "
+          "%lld graph replays %s",
+          gpu->name().c_str(), qPrintable(QFileInfo(path).fileName()), m.config.layerCount,
+          qlonglong(a.positions), a.top1Rate(), a.klMean(), a.klMax,
           qlonglong(graphs.replays), graphs.disabledReason.c_str());
     QVERIFY2(a.top1Rate() >= kMinTop1, qPrintable(QString("top-1 %1").arg(a.top1Rate())));
     QVERIFY2(a.klMean() < kMaxMeanKl, qPrintable(QString("mean KL %1").arg(a.klMean())));
@@ -297,7 +338,7 @@ class TestCudaBackend : public QObject {
     // and 600 tokens. Reference: each run alone on the same backend (its own blocks).
     EMBER_REQUIRE_CUDA_DEVICE();
     QFETCH(QString, modelFile);
-    EMBER_REQUIRE_MODEL(path, modelFile);
+    EMBER_REQUIRE_GPU_TEST_MODEL(path, modelFile);
     const Model m = openModel(path);
     auto gpu = cudaBackend(m);
     const size_t vocab = size_t(m.config.vocabSize);
@@ -350,7 +391,7 @@ class TestCudaBackend : public QObject {
     // 256-position boundary of the graph's table width (a second capture). Reference: the same
     // steps on a backend with graphs off, which launches the same padded kernels eagerly.
     EMBER_REQUIRE_CUDA_DEVICE();
-    EMBER_REQUIRE_MODEL(path, kSmol);
+    EMBER_REQUIRE_GPU_TEST_MODEL(path, kSmol);
     const Model m = openModel(path);
     auto graphed = cudaBackend(m, true), eager = cudaBackend(m, false);
     const std::vector<int32_t> lengths{40, 250, 7};
@@ -393,7 +434,7 @@ class TestCudaBackend : public QObject {
   void badBatchIsAnErrorAndTheBackendLivesOn() {
     // Reference: the CPU backend's messages for the same faults ("invalid batch: ...").
     EMBER_REQUIRE_CUDA_DEVICE();
-    EMBER_REQUIRE_MODEL(path, kSmol);
+    EMBER_REQUIRE_GPU_TEST_MODEL(path, kSmol);
     const Model m = openModel(path);
     cuda::CudaBackendOptions options;
     cuda::CudaBackend gpu(*m.file, m.config, options);
