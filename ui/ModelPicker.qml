@@ -4,7 +4,8 @@ import QtQuick.Layouts
 import QtQuick.Dialogs
 import Ember
 
-// The model in use, a menu of the GGUF files found (with what each needs), "Open file...",
+// The model in use, a menu of the GGUF files found (with whether each fits in the free memory
+// for the current context, answers at once and compute device), "Open file...",
 // a progress bar while loading, and the reader's message when a file cannot be used.
 RowLayout {
     id: picker
@@ -55,6 +56,8 @@ RowLayout {
                 required property string summary
                 required property string errorText
                 required property bool isOpenFile
+                required property string fitText
+                required property bool fits
                 width: ListView.view.width
                 enabled: isOpenFile || errorText.length === 0
                 contentItem: Column {
@@ -65,6 +68,14 @@ RowLayout {
                         width: parent.width
                         wrapMode: Text.Wrap
                         color: errorText.length > 0 ? Theme.danger : Theme.muted
+                        font.pixelSize: 12
+                    }
+                    Label {  // "fits: needs ... of ... free in ...", or why it would not
+                        visible: fitText.length > 0
+                        text: fitText
+                        width: parent.width
+                        wrapMode: Text.Wrap
+                        color: fits ? Theme.muted : Theme.danger
                         font.pixelSize: 12
                     }
                 }

@@ -47,6 +47,8 @@ AppController::AppController(const Options& options, QObject* parent)
   connect(this, &AppController::generatingChanged, this,
           &AppController::composerBlockReasonChanged);
   connect(this, &AppController::modelChanged, this, &AppController::composerBlockReasonChanged);
+  connect(this, &AppController::settingsChanged, this, &AppController::refreshModelFit);
+  fitQueries_.setMaxThreadCount(1);
   openStore(options.databasePath);
   rescanModels();
 }

@@ -17,12 +17,14 @@
 #include <QJsonObject>
 #include <QObject>
 #include <QQmlEngine>
+#include <QThreadPool>
 #include <QVariantMap>
 #include <functional>
 
 #include "models/conversation_list_model.h"
 #include "models/message_model.h"
 #include "models/model_list_model.h"
+#include "models/model_memory_fit.h"
 #include "models/search_result_model.h"
 #include "store/chat_store.h"
 #include "worker/inference_worker.h"
@@ -150,6 +152,13 @@ class AppController : public QObject {
   void onLoaded(const LoadedModel& model);
   void onLoadFailed(const QString& path, const QString& message);
   QJsonObject effectiveSettings() const;
+  // The model picker's "will it fit" lines (app_controller_fit.cpp): the current load settings
+  // and the chosen device's free memory, asked on fitQueries_ (a CUDA device's first answer
+  // takes a while) and applied back here unless a newer question was asked since.
+  MemoryFitSettings fitSettingsNow() const;
+  void refreshModelFit();
+  void applyModelFit(quint64 generation, MemoryFitSettings settings);
+  void rememberLoadedModelMemory(const LoadedModel& model, const ModelFileInfo& file);
   // Runs a store operation; a StoreError becomes the notice and false.
   bool guarded(const std::function<void()>& f);
 
@@ -169,6 +178,14 @@ class AppController : public QObject {
   QString modelError_;
   LoadedModel model_;
   QString notice_;
+  // The memory the loaded model holds by the plan (given back when another model loads, since
+  // the worker frees the old engine first), and whose memory that is ("system RAM" or the CUDA
+  // backend's name).
+  MemoryFitSettings loadFitSettings_;  // the settings of the last load
+  quint64 loadedModelBytes_ = 0;
+  QString loadedModelMemory_;
+  quint64 fitGeneration_ = 0;
+  QThreadPool fitQueries_;  // last: destroyed (and waited for) first
 };
 
 }  // namespace ember::app

@@ -164,7 +164,10 @@ void AppController::dismissNotice() { setNotice({}); }
 
 // --- Model ------------------------------------------------------------------------------------
 
-void AppController::rescanModels() { models_.scan(modelFolders_); }
+void AppController::rescanModels() {
+  models_.scan(modelFolders_);
+  refreshModelFit();
+}
 
 void AppController::loadModelUrl(const QUrl& url) { loadModel(url.toLocalFile()); }
 
@@ -183,6 +186,7 @@ void AppController::loadModel(const QString& path) {
   options.contextLength = settings.value("contextLength").toInt(0);
   options.maxSequences = settings.value("maxSequences").toInt(kDefaultMaxSequences);
   options.backend = settings.value("backend").toString(QStringLiteral("auto")).toStdString();
+  loadFitSettings_ = fitSettingsNow();
   log::info(QStringLiteral("loading model %1 (device %2, %3 answers at once)")
                 .arg(path, QString::fromStdString(options.backend))
                 .arg(options.maxSequences));
@@ -194,7 +198,9 @@ void AppController::onLoaded(const LoadedModel& model) {
   modelLoading_ = false;
   modelLoaded_ = true;
   modelPath_ = QString::fromStdString(model.info.path);
-  models_.addFile(describeModelFile(modelPath_));
+  const ModelFileInfo file = describeModelFile(modelPath_);
+  models_.addFile(file);
+  rememberLoadedModelMemory(model, file);
   guarded([&] { store_.setAppSetting(QStringLiteral("lastModel"), modelPath_); });
   log::info(QStringLiteral("model loaded: %1 (%2, %3)")
                 .arg(modelPath_, QString::fromStdString(model.info.description),
@@ -210,8 +216,10 @@ void AppController::onLoadFailed(const QString& path, const QString& message) {
   modelLoading_ = false;
   modelLoaded_ = false;
   modelError_ = message;
+  loadedModelBytes_ = 0;  // the worker freed the old model before trying
   log::warn(QStringLiteral("model load failed: %1").arg(message));
   emit modelChanged();
+  refreshModelFit();
 }
 
 QString AppController::modelName() const { return QFileInfo(modelPath_).fileName(); }

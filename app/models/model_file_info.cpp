@@ -4,10 +4,11 @@
 #include <map>
 
 #include "gguf/gguf_file.h"
+#include "model/memory_plan.h"
 
 namespace ember::app {
 
-ModelFileInfo describeModelFile(const QString& path, qint64 contextLength, int sequences) {
+ModelFileInfo describeModelFile(const QString& path) {
   ModelFileInfo info;
   info.path = path;
   info.fileName = QFileInfo(path).fileName();
@@ -25,16 +26,12 @@ ModelFileInfo describeModelFile(const QString& path, qint64 contextLength, int s
     for (const auto& [name, bytes] : bytesByType)
       if (bytes > most) { most = bytes; info.quantization = QString::fromStdString(name); }
     info.contextLength = file->findInt(arch + ".context_length").value_or(0);
-    const qint64 layers = file->findInt(arch + ".block_count").value_or(0);
-    const qint64 embedding = file->findInt(arch + ".embedding_length").value_or(0);
-    const qint64 heads = file->findInt(arch + ".attention.head_count").value_or(1);
-    const qint64 kvHeads = file->findInt(arch + ".attention.head_count_kv").value_or(heads);
-    const qint64 headDim =
-        file->findInt(arch + ".attention.key_length").value_or(heads > 0 ? embedding / heads : 0);
-    qint64 context = contextLength > 0 ? contextLength : qMin<qint64>(info.contextLength, 4096);
-    // K and V, f16, per layer, KV head, head dimension, token and sequence.
-    const qint64 kvBytes = 2 * layers * kvHeads * headDim * context * sequences * 2;
-    info.memoryEstimate = info.fileSize + kvBytes;
+    info.weightBytes = model::weightBytes(*file);
+    try {
+      info.config = model::readModelConfig(*file);
+    } catch (const std::exception& e) {  // the engine would refuse it the same way at load
+      info.configError = QString::fromUtf8(e.what());
+    }
   } catch (const std::exception& e) {
     info.error = QString::fromUtf8(e.what());
   }

@@ -8,10 +8,10 @@ namespace ember::app {
 
 QString modelSummary(const ModelFileInfo& info) {
   if (!info.error.isEmpty()) return info.error;
-  return QStringLiteral("%1 · %2 · %3 · ctx %4 · %5 · needs ~%6")
+  return QStringLiteral("%1 · %2 · %3 · ctx %4 · %5")
       .arg(info.architecture, formatParameterCount(info.parameterCount), info.quantization)
       .arg(info.contextLength)
-      .arg(formatBytes(info.fileSize), formatBytes(info.memoryEstimate));
+      .arg(formatBytes(info.fileSize));
 }
 
 int ModelListModel::rowCount(const QModelIndex& parent) const {
@@ -25,8 +25,10 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
   if (role == IsOpenFileRole) return openFile;
   if (openFile) {
     if (role == Qt::DisplayRole || role == FileNameRole) return tr("Open file...");
-    return role == PathRole || role == SummaryRole || role == ErrorRole ? QVariant(QString())
-                                                                         : QVariant();
+    if (role == FitsRole) return true;
+    return role == PathRole || role == SummaryRole || role == ErrorRole || role == FitRole
+               ? QVariant(QString())
+               : QVariant();
   }
   const ModelFileInfo& f = files_.at(index.row());
   switch (role) {
@@ -35,13 +37,19 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
     case FileNameRole: return f.fileName;
     case SummaryRole: return modelSummary(f);
     case ErrorRole: return f.error;
+    case FitRole: return memoryFit(f, fitSettings_).line;
+    case FitsRole: {
+      const MemoryFit fit = memoryFit(f, fitSettings_);
+      return !fit.known || fit.fits;
+    }
     default: return {};
   }
 }
 
 QHash<int, QByteArray> ModelListModel::roleNames() const {
   return {{PathRole, "path"}, {FileNameRole, "fileName"}, {SummaryRole, "summary"},
-          {ErrorRole, "errorText"}, {IsOpenFileRole, "isOpenFile"}};
+          {ErrorRole, "errorText"}, {IsOpenFileRole, "isOpenFile"}, {FitRole, "fitText"},
+          {FitsRole, "fits"}};
 }
 
 void ModelListModel::scan(const QStringList& folders) {
@@ -65,6 +73,12 @@ void ModelListModel::setFiles(const QList<ModelFileInfo>& files) {
   files_ = files;
   endResetModel();
   emit countChanged();
+}
+
+void ModelListModel::setFitSettings(const MemoryFitSettings& settings) {
+  fitSettings_ = settings;
+  if (!files_.isEmpty())
+    emit dataChanged(index(0), index(static_cast<int>(files_.size()) - 1), {FitRole, FitsRole});
 }
 
 int ModelListModel::addFile(const ModelFileInfo& file) {

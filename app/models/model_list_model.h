@@ -1,11 +1,13 @@
 #pragma once
 // The model picker: the GGUF files found in the models folders, then an "Open file..." row.
+// Each file row says whether it fits in the free memory for the current load settings.
 #include <QAbstractListModel>
 #include <QList>
 #include <QStringList>
 #include <QtQml/qqmlregistration.h>
 
 #include "models/model_file_info.h"
+#include "models/model_memory_fit.h"
 
 namespace ember::app {
 
@@ -18,9 +20,11 @@ class ModelListModel : public QAbstractListModel {
   enum Roles {
     PathRole = Qt::UserRole + 1,
     FileNameRole,
-    SummaryRole,  // "llama · 135M · Q4_1 · ctx 8192 · 92 MB · needs ~160 MB"
+    SummaryRole,  // "llama · 135M · Q4_1 · ctx 8192 · 92 MB"
     ErrorRole,
     IsOpenFileRole,  // the last row, which opens a file dialog
+    FitRole,         // memoryFit(...).line: "fits: needs ...", "too big for ...: ...", or ""
+    FitsRole,        // false when the line says it does not fit (true when there is no line)
   };
   using QAbstractListModel::QAbstractListModel;
 
@@ -34,12 +38,16 @@ class ModelListModel : public QAbstractListModel {
   // Adds a file opened from elsewhere (kept until the next scan); returns its row.
   int addFile(const ModelFileInfo& file);
   const QList<ModelFileInfo>& files() const { return files_; }
+  // The load settings and free memory the fit lines are for; updates every row's line.
+  void setFitSettings(const MemoryFitSettings& settings);
+  const MemoryFitSettings& fitSettings() const { return fitSettings_; }
 
  signals:
   void countChanged();
 
  private:
   QList<ModelFileInfo> files_;
+  MemoryFitSettings fitSettings_;
 };
 
 QString modelSummary(const ModelFileInfo& info);

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -68,6 +69,10 @@ class Backend {
   // when the backend cannot (or the block or size is wrong).
   virtual bool readKvBlock(int32_t /*block*/, std::span<std::byte> /*out*/) { return false; }
   virtual bool writeKvBlock(int32_t /*block*/, std::span<const std::byte> /*in*/) { return false; }
+  // Optional: bytes of device memory free now (the engine checks the KV pool fits before
+  // allocating it). nullopt: the backend does not know (the CPU backend, whose weights are a
+  // file mapping and whose pool comes from ordinary RAM), and no check is made.
+  virtual std::optional<uint64_t> freeMemoryBytes() const { return std::nullopt; }
 };
 
 }  // namespace ember

@@ -1,13 +1,33 @@
 #include "backend/backend_factory.h"
 
+#include <fstream>
+#include <sstream>
+
 #include "backend/cpu/cpu_backend.h"
 #include "common/error.h"
 
 #if EMBER_WITH_CUDA
 #include "backend/cuda/cuda_backend_entry.h"
+#include "backend/cuda/cuda_device.h"
 #endif
 
 namespace ember {
+namespace {
+
+// MemAvailable of /proc/meminfo in bytes: what the kernel can hand out without swapping.
+std::optional<uint64_t> availableSystemBytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  while (std::getline(meminfo, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    uint64_t kib = 0;
+    if (fields >> key >> kib && key == "MemAvailable:") return kib * 1024;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::string cudaUnavailableReason() {
 #if EMBER_WITH_CUDA
@@ -46,6 +66,26 @@ std::unique_ptr<Backend> makeBackend(const gguf::GgufFile& file, const std::stri
 #else
   return cpu::makeCpuBackend(file, threads);  // not reached: the reason above is never empty
 #endif
+}
+
+std::optional<FreeMemory> deviceFreeMemory(const std::string& backendChoice) {
+#if EMBER_WITH_CUDA
+  if (backendChoice != "cpu" && cudaUnavailableReason().empty()) {
+    try {
+      const int device = cuda::selectDevice(cuda::cudaOptionsFromEnvironment().device);
+      const uint64_t bytes = cuda::freeDeviceBytes(device);
+      return FreeMemory{bytes, "cuda:" + std::to_string(device) + " (" +
+                                   cuda::deviceName(device) + ")"};
+    } catch (const ember::Error&) {
+      // A device that cannot be asked: with "auto" the load would fall back to the CPU
+      // backend, so the RAM figure below is the useful one; with "cuda" there is none.
+      if (backendChoice == "cuda") return std::nullopt;
+    }
+  }
+#endif
+  if (backendChoice == "cuda" && !cudaUnavailableReason().empty()) return std::nullopt;
+  if (const auto bytes = availableSystemBytes()) return FreeMemory{*bytes, "system RAM"};
+  return std::nullopt;
 }
 
 }  // namespace ember

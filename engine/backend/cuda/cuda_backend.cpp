@@ -5,9 +5,31 @@
 #include <cstring>
 
 #include "backend/cuda/cuda_device.h"
+#include "model/memory_plan.h"
 #include "model/model_weights.h"
 
 namespace ember::cuda {
+namespace {
+
+// The weights and the working set of a one-token step must fit in the device's free memory
+// before the upload starts: a message with the numbers (model::planMemory's) instead of a
+// cudaMalloc failure halfway through. The KV pool is checked when the engine sizes it.
+void requireWeightsFit(const gguf::GgufFile& file, const model::ModelConfig& config, int device,
+                       const std::string& deviceLabel) {
+  model::MemoryPlanInput input;
+  input.weightBytes = model::weightBytes(file);
+  input.kvBytesPerToken = model::kvBytesPerToken(config);
+  input.contextLength = 1;
+  input.sequences = 1;
+  input.workspaceBytes = model::estimateWorkspaceBytes(config, 1, 1);
+  input.availableBytes = freeDeviceBytes(device);
+  const model::MemoryPlan plan = model::planMemory(input);
+  if (!plan.fits)
+    throw ember::Error("cuda backend: the model's weights do not fit on " + deviceLabel + ": " +
+                       plan.message);
+}
+
+}  // namespace
 
 CudaBackend::CudaBackend(const gguf::GgufFile& file, const model::ModelConfig& config,
                          const CudaBackendOptions& options)
@@ -16,6 +38,7 @@ CudaBackend::CudaBackend(const gguf::GgufFile& file, const model::ModelConfig& c
   device_ = selectDevice(options.device);
   deviceName_ = deviceName(device_);
   site_ = {"load", -1};
+  requireWeightsFit(file, config_, device_, name());
   try {
     bindDevice();
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -57,6 +80,14 @@ BackendMemoryInfo CudaBackend::memoryInfo() const {
   info.kvCacheBytes = kvCache_.bytes();
   info.workspaceBytes = ws_.bytes();
   return info;
+}
+
+std::optional<uint64_t> CudaBackend::freeMemoryBytes() const {
+  try {
+    return freeDeviceBytes(device_);
+  } catch (const ember::Error&) {
+    return std::nullopt;  // no figure, no check: the allocation itself still reports failure
+  }
 }
 
 size_t CudaBackend::kvBytesPerBlock(int32_t blockSize) const {

@@ -48,6 +48,7 @@ class CudaBackend final : public Backend {
   bool copyBlock(int32_t from, int32_t to) override;
   bool readKvBlock(int32_t block, std::span<std::byte> out) override;
   bool writeKvBlock(int32_t block, std::span<const std::byte> in) override;
+  std::optional<uint64_t> freeMemoryBytes() const override;  // cudaMemGetInfo's free bytes
 
   const model::ModelConfig& config() const { return config_; }
   int device() const { return device_; }

@@ -61,6 +61,18 @@ std::string deviceName(int device) {
   return prop.name;
 }
 
+size_t freeDeviceBytes(int device) {
+  size_t freeBytes = 0, totalBytes = 0;
+  cudaError_t err = cudaSetDevice(device);
+  if (err == cudaSuccess) err = cudaMemGetInfo(&freeBytes, &totalBytes);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw ember::Error("cuda backend: cannot read the free memory of device " +
+                       std::to_string(device) + " (" + cudaGetErrorString(err) + ")");
+  }
+  return freeBytes;
+}
+
 DeviceMemory::DeviceMemory(size_t bytes, const CudaSite& site, const char* what) {
   if (bytes == 0) return;
   const cudaError_t err = cudaMalloc(&data_, bytes);

@@ -20,6 +20,10 @@ int selectDevice(int requested);
 // "NVIDIA H200"
 std::string deviceName(int device);
 
+// Bytes of memory free on `device` now (cudaMemGetInfo; makes `device` current). Throws
+// ember::Error when the runtime cannot say.
+size_t freeDeviceBytes(int device);
+
 class DeviceMemory {
  public:
   DeviceMemory() = default;

@@ -14,6 +14,7 @@
 #include "gguf/gguf_file.h"
 #include "model/model_config.h"
 #include "runtime/engine/host_kv_spill.h"
+#include "runtime/engine/memory_check.h"
 #include "runtime/engine/model_runner.h"
 #include "runtime/engine/prompt_builder.h"
 #include "runtime/engine/request_lifecycle.h"
@@ -93,6 +94,9 @@ std::unique_ptr<Engine> Engine::load(const EngineOptions& options) {
                   std::to_string(blocksPerSequence * perBlock) + " bytes)");
     shape.blockCount = static_cast<int32_t>(std::min<int64_t>(blocks, INT32_MAX / 2));
   }
+  requireKvPoolFits(*d->backend, config,
+                    {shape, d->backend->kvBytesPerBlock(shape.blockSize), context,
+                     options.maxSequences, options.stepTokenBudget});
   d->backend->allocateKvCache(shape);
   d->blocks = std::make_unique<BlockManager>(shape.blockCount, options.blockSize,
                                              options.prefixCaching);

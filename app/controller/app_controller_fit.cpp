@@ -1,0 +1,71 @@
+// AppController: the model picker's "will it fit" lines. The settings come from the GUI thread;
+// the free memory is asked on fitQueries_ (ember::deviceFreeMemory: a CUDA device's free
+// memory, else MemAvailable), because creating a CUDA context takes a moment the first time.
+#include <QMetaObject>
+
+#include "backend/backend_factory.h"
+#include "controller/app_controller.h"
+#include "controller/conversation_settings.h"
+#include "ember/engine.h"
+
+namespace ember::app {
+
+MemoryFitSettings AppController::fitSettingsNow() const {
+  const QJsonObject settings = effectiveSettings();
+  MemoryFitSettings fit;
+  fit.contextLength = settings.value("contextLength").toInteger(0);
+  fit.sequences = settings.value("maxSequences").toInt(kDefaultMaxSequences);
+  fit.stepTokens = EngineOptions{}.stepTokenBudget;
+  fit.where = settings.value("backend").toString(QStringLiteral("auto"));  // the choice, for now
+  return fit;
+}
+
+void AppController::refreshModelFit() {
+  const quint64 generation = ++fitGeneration_;
+  MemoryFitSettings settings = fitSettingsNow();
+  const std::string backendChoice = settings.where.toStdString();
+  fitQueries_.start([this, generation, settings, backendChoice]() mutable {
+    const std::optional<FreeMemory> free = deviceFreeMemory(backendChoice);
+    settings.availableBytes.reset();
+    settings.where.clear();
+    if (free) {
+      settings.availableBytes = free->bytes;
+      settings.where = QString::fromStdString(free->where);
+    }
+    // Queued to the GUI thread; the pool is waited for before this object goes away.
+    QMetaObject::invokeMethod(
+        this, [this, generation, settings] { applyModelFit(generation, settings); },
+        Qt::QueuedConnection);
+  });
+}
+
+void AppController::applyModelFit(quint64 generation, MemoryFitSettings settings) {
+  if (generation != fitGeneration_) return;  // a newer question is on its way
+  // The loaded model's memory comes back when another one loads (the worker frees it first).
+  if (settings.availableBytes && loadedModelBytes_ > 0 && settings.where == loadedModelMemory_) {
+    *settings.availableBytes += loadedModelBytes_;
+    settings.where = tr("%1 once the loaded model is unloaded").arg(settings.where);
+  }
+  models_.setFitSettings(settings);
+}
+
+void AppController::rememberLoadedModelMemory(const LoadedModel& model,
+                                              const ModelFileInfo& file) {
+  loadedModelBytes_ = 0;
+  const QString backend = QString::fromStdString(model.info.backendName);
+  MemoryFitSettings settings = loadFitSettings_;
+  settings.availableBytes = 0;  // only the need is wanted
+  const MemoryFit fit = memoryFit(file, settings);
+  if (fit.plan.neededBytes == 0) return;  // no plan for this file
+  if (backend.startsWith(QLatin1String("cuda"))) {
+    loadedModelBytes_ = fit.plan.neededBytes;
+    loadedModelMemory_ = backend;
+  } else {
+    // The CPU backend maps the weights (page cache, which MemAvailable counts already); its KV
+    // pool and workspace are ordinary memory.
+    loadedModelBytes_ = fit.plan.kvCacheBytes + fit.plan.workspaceBytes;
+    loadedModelMemory_ = QStringLiteral("system RAM");
+  }
+}
+
+}  // namespace ember::app
