@@ -75,28 +75,51 @@ void CpuBackend::attentionBlock(const ForwardBatch& batch, int32_t layer, int64_
     }
   });
 
-  // Causal attention, one work item per (token, query head); query heads share kv heads (GQA).
+  // Causal attention in tiles (cpu_backend_workspace.h): consecutive tokens of one sequence times
+  // the query heads of a GQA group, one work item per (tile, kv head, head slice).
   const bool sliding = c.layers[size_t(layer)].slidingWindow;
   const int32_t groupSize = c.headCount / c.kvHeadCount;
   const float scoreScale = c.scaleQueries ? 1.0f : c.attentionScale;
-  const int64_t items = tokens * c.headCount;
+  const AttentionTiling tiling = attentionTiling(c);
+  const int32_t headSlices = (groupSize + tiling.heads - 1) / tiling.heads;
+  int64_t tiles = 0;
+  for (int64_t t = 0; t < tokens;) {
+    ws_.attentionTiles[size_t(tiles++)] = int32_t(t);
+    const int32_t sequence = ws_.tokenSequence[size_t(t)];
+    const int64_t start = t;
+    while (++t < tokens && t - start < tiling.tokens && ws_.tokenSequence[size_t(t)] == sequence) {
+    }
+  }
+  ws_.attentionTiles[size_t(tiles)] = int32_t(tokens);
+  const int64_t items = tiles * c.kvHeadCount * headSlices;
   pool_.parallelFor(items, 1, [&](int64_t begin, int64_t end, int thread) {
     float* scratch = ws_.attentionScratch.data() + int64_t(thread) * ws_.scratchStride;
+    ops::AttentionQuery queries[ops::kMaxTileQueries];
     for (int64_t item = begin; item < end; ++item) {
-      const int64_t t = item / c.headCount;
-      const int32_t head = int32_t(item % c.headCount);
-      const int32_t position = ws_.tokenPosition[size_t(t)];
-      // A sliding-window layer sees positions p with position - p < window (llama.cpp's
-      // LLAMA_SWA_TYPE_STANDARD mask).
-      const int32_t first = sliding ? std::max(0, position - c.slidingWindow + 1) : 0;
-      const BatchSequence& s = batch.sequences[size_t(ws_.tokenSequence[size_t(t)])];
-      // llama.cpp's summation order for a one-token step, chosen by the sequence's own token
-      // count, so a sequence computes the same whatever else shares the step.
+      const int64_t tile = item / (int64_t(c.kvHeadCount) * headSlices);
+      const int32_t kvHead = int32_t(item / headSlices % c.kvHeadCount);
+      const int32_t headBegin = kvHead * groupSize + int32_t(item % headSlices) * tiling.heads;
+      const int32_t headEnd = std::min(headBegin + tiling.heads, (kvHead + 1) * groupSize);
+      const int32_t tokenBegin = ws_.attentionTiles[size_t(tile)];
+      const int32_t tokenEnd = ws_.attentionTiles[size_t(tile) + 1];
+      const BatchSequence& s = batch.sequences[size_t(ws_.tokenSequence[size_t(tokenBegin)])];
+      int count = 0;
+      for (int32_t t = tokenBegin; t < tokenEnd; ++t) {
+        const int32_t position = ws_.tokenPosition[size_t(t)];
+        // A sliding-window layer sees positions p with position - p < window (llama.cpp's
+        // LLAMA_SWA_TYPE_STANDARD mask).
+        const int32_t first = sliding ? std::max(0, position - c.slidingWindow + 1) : 0;
+        for (int32_t head = headBegin; head < headEnd; ++head)
+          queries[count++] = {
+              ws_.q.data() + t * qDim + int64_t(head) * c.headDim, first, position,
+              ws_.attention.data() + t * c.attnOutDim() + int64_t(head) * c.valueDim};
+      }
+      // llama.cpp's summation order for a one-token step, chosen by the sequence's own token count,
+      // so a sequence computes the same whatever else shares the step.
       const ops::StepKind stepKind =
           s.tokenCount == 1 ? ops::StepKind::OneToken : ops::StepKind::SeveralTokens;
-      ops::attendHead(ws_.q.data() + t * qDim + int64_t(head) * c.headDim, kv, s.blockTable,
-                      head / groupSize, first, position, scoreScale, stepKind, scratch,
-                      ws_.attention.data() + t * c.attnOutDim() + int64_t(head) * c.valueDim);
+      ops::attendHeads({queries, size_t(count)}, kv, s.blockTable, kvHead, scoreScale, stepKind,
+                       scratch);
     }
   });
 

@@ -12,6 +12,21 @@
 
 namespace ember::cpu {
 
+// Attention runs in tiles of up to `tokens` consecutive tokens of one sequence times `heads` query
+// heads sharing one kv head, so each key and value row is read once per tile.
+struct AttentionTiling {
+  int32_t tokens = 1;
+  int32_t heads = 1;  // a GQA group, or a slice of one when groups exceed the tile
+  int32_t queries() const { return tokens * heads; }
+};
+
+inline AttentionTiling attentionTiling(const model::ModelConfig& c) {
+  constexpr int32_t kMostTokens = 8;  // enough to amortise the reads; scratch grows with it
+  const int32_t group = std::max(1, c.headCount / std::max(1, c.kvHeadCount));
+  const int32_t heads = std::min(group, ops::kMaxTileQueries);
+  return {std::clamp(ops::kMaxTileQueries / heads, 1, kMostTokens), heads};
+}
+
 struct CpuWorkspace {
   std::vector<float> hidden;           // (T, n_embd) the residual stream
   std::vector<float> normed;           // (T, n_embd) the normed input of the current block
@@ -26,10 +41,11 @@ struct CpuWorkspace {
   std::vector<int32_t> tokenSequence;  // (T) index in ForwardBatch::sequences of each token
   std::vector<int32_t> tokenPosition;  // (T) position of each token in its sequence
   std::vector<int32_t> outputTokens;   // (R) tokens whose logits are returned, in order
-  std::vector<float> outputRows;       // (R, n_embd) their final hidden states, normed
+  std::vector<int32_t> attentionTiles;  // (tiles + 1) first token of each attention tile, then T
+  std::vector<float> outputRows;        // (R, n_embd) their final hidden states, normed
   std::vector<float> attentionScratch;  // (threads, scratchStride) scores and value lanes
   int64_t scratchSpan = 0;              // S the scratch rows hold
-  int64_t scratchStride = 0;            // ops::attentionScratchFloats(S, value_dim)
+  int64_t scratchStride = 0;            // ops::attentionTileScratchFloats(tile queries, S, ...)
   MatmulScratch matmul;
 
   // Grows the buffers to hold T tokens, R output rows and spans of S positions.
@@ -51,11 +67,13 @@ struct CpuWorkspace {
     grow(tokenSequence, tokens);
     grow(tokenPosition, tokens);
     grow(outputTokens, outputs);
+    grow(attentionTiles, tokens + 1);
     grow(outputRows, outputs * c.embeddingDim);
     if (span > scratchSpan) {  // doubles, so that a growing sequence reallocates rarely
       scratchSpan = std::max(
           span, std::min<int64_t>(std::max<int64_t>(256, 2 * scratchSpan), c.contextLength));
-      scratchStride = ops::attentionScratchFloats(scratchSpan, c.valueDim);
+      scratchStride =
+          ops::attentionTileScratchFloats(attentionTiling(c).queries(), scratchSpan, c.valueDim);
       attentionScratch.assign(size_t(threads * scratchStride), 0.0f);
     }
   }
@@ -64,7 +82,8 @@ struct CpuWorkspace {
     return sizeof(float) * (hidden.size() + normed.size() + q.size() + k.size() + v.size() +
                             attention.size() + blockOut.size() + gate.size() + up.size() +
                             rope.size() + outputRows.size() + attentionScratch.size()) +
-           sizeof(int32_t) * (tokenSequence.size() + tokenPosition.size() + outputTokens.size()) +
+           sizeof(int32_t) * (tokenSequence.size() + tokenPosition.size() + outputTokens.size() +
+                              attentionTiles.size()) +
            matmul.quantizedX.size();
   }
 };

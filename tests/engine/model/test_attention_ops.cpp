@@ -1,10 +1,11 @@
 // The attention op and its vector kernels. Kernels are compared with their defining formula in
-// double, and the SIMD kernels with the scalar ones bit for bit (both must round as llama.cpp's
-// CPU attention does, see ops/reference_order.h); fp16 rounding uses the compiler's _Float16
-// (GCC, IEEE 754 round to nearest even). The polynomial exp is held to its stated bound (1.5 ulp)
-// against std::exp in double. Attention over a scattered block table is compared with a
-// contiguous softmax(q K^T * scale) V computed in double in this file on awkward sizes, with q, K,
-// V and the weights rounded to fp16 where llama.cpp's F16-cache attention rounds them.
+// double, and the SIMD kernels with the scalar ones bit for bit (both must round as llama.cpp's CPU
+// attention does, see ops/reference_order.h); fp16 rounding uses the compiler's _Float16 (GCC, IEEE
+// 754 round to nearest even). The polynomial exp is held to its stated bound (1.5 ulp) against
+// std::exp in double. Attention over a scattered block table is compared with a contiguous
+// softmax(q K^T * scale) V computed in double in this file on awkward sizes, with q, K, V and the
+// weights rounded to fp16 where llama.cpp's F16-cache attention rounds them. The tiled attention
+// (several queries per pass over K and V) is compared with the per-query attendHead bit for bit.
 #include <QtTest>
 #include <algorithm>
 #include <bit>
@@ -234,6 +235,170 @@ class TestAttentionOps : public QObject {
       // fp16 step (2^-11 relative) may separate them.
       compareClose(out.data(), expected, 1e-4, 1e-3);
     }
+  }
+  void tiledAttentionMatchesPerQuery_data() {
+    QTest::addColumn<int>("blockSize");
+    QTest::addColumn<int>("positions");  // keys in the cache
+    QTest::addColumn<int>("tileStart");  // the tile's first token's position
+    QTest::addColumn<int>("tileTokens");
+    QTest::addColumn<int>("group");  // query heads per kv head
+    QTest::addColumn<int>("headDim");
+    QTest::addColumn<int>("valueDim");
+    QTest::addColumn<int>("window");        // 0: causal over everything
+    QTest::addColumn<float>("queryScale");  // large: peaked softmax, many weights round to 0
+    QTest::addColumn<StepKind>("step");
+    for (StepKind step : {StepKind::OneToken, StepKind::SeveralTokens}) {
+      const char* kind = step == StepKind::OneToken ? "one-token order" : "prompt order";
+      QTest::addRow("1 token, group 3, dim 64, block 16, %s", kind)
+          << 16 << 300 << 299 << 1 << 3 << 64 << 64 << 0 << 2.0f << step;
+      QTest::addRow("8 tokens, group 3, dim 64, block 16, %s", kind)
+          << 16 << 1000 << 992 << 8 << 3 << 64 << 64 << 0 << 2.0f << step;
+      QTest::addRow("8 tokens from position 0, group 1, %s", kind)
+          << 16 << 40 << 0 << 8 << 1 << 64 << 64 << 0 << 2.0f << step;
+      QTest::addRow("5 tokens mid-cache, group 4, dim 128, block 7, %s", kind)
+          << 7 << 200 << 101 << 5 << 4 << 128 << 128 << 0 << 2.0f << step;
+      QTest::addRow("4 tokens, group 4, dim 256, block 16, %s", kind)
+          << 16 << 90 << 70 << 4 << 4 << 256 << 256 << 0 << 2.0f << step;
+      QTest::addRow("6 tokens, group 3, dims 19/13, block 7, %s", kind)
+          << 7 << 111 << 105 << 6 << 3 << 19 << 13 << 0 << 2.0f << step;
+      QTest::addRow("8 tokens, window 37, group 4, block 7, %s", kind)
+          << 7 << 150 << 120 << 8 << 4 << 64 << 64 << 37 << 2.0f << step;
+      QTest::addRow("8 tokens, window 5 < tile, group 3, block 16, %s", kind)
+          << 16 << 64 << 50 << 8 << 3 << 64 << 64 << 5 << 2.0f << step;
+      QTest::addRow("3 tokens, peaked softmax, group 3, block 16, %s", kind)
+          << 16 << 500 << 400 << 3 << 3 << 64 << 64 << 0 << 40.0f << step;
+      QTest::addRow("8 tokens x group 8 = 64 queries, block 7, %s", kind)
+          << 7 << 77 << 69 << 8 << 8 << 64 << 64 << 0 << 2.0f << step;
+    }
+  }
+
+  void tiledAttentionMatchesPerQuery() {
+    // attendHeads against attendHead, query by query, bit for bit: the tile only shares the reads
+    // of K and V, each query's arithmetic must be the per-query path's.
+    QFETCH(int, blockSize);
+    QFETCH(int, positions);
+    QFETCH(int, tileStart);
+    QFETCH(int, tileTokens);
+    QFETCH(int, group);
+    QFETCH(int, headDim);
+    QFETCH(int, valueDim);
+    QFETCH(int, window);
+    QFETCH(float, queryScale);
+    QFETCH(StepKind, step);
+    const int kvHeads = 2;
+    const int blocksUsed = (positions + blockSize - 1) / blockSize;
+    const int blockCount = blocksUsed + 3;
+    std::mt19937 rng(uint32_t(positions * 7 + tileTokens * 131 + group));
+    std::vector<int32_t> pool(static_cast<size_t>(blockCount));
+    std::iota(pool.begin(), pool.end(), 0);
+    std::shuffle(pool.begin(), pool.end(), rng);
+    const std::vector<int32_t> table(pool.begin(), pool.begin() + blocksUsed);
+    // Unwritten slots hold NaN (0x7e00), so reading one would poison the result.
+    std::vector<uint16_t> keyStore(size_t(blockCount) * kvHeads * blockSize * headDim, 0x7e00);
+    std::vector<uint16_t> valueStore(size_t(blockCount) * kvHeads * blockSize * valueDim, 0x7e00);
+    KvLayerView kv{keyStore.data(), valueStore.data(), blockCount, blockSize,
+                   kvHeads,         headDim,           valueDim};
+    for (int p = 0; p < positions; ++p)
+      storeKv(kv, table, p, randomVector(rng, size_t(kvHeads) * headDim).data(),
+              randomVector(rng, size_t(kvHeads) * valueDim).data());
+
+    const float scale = 1.0f / std::sqrt(float(headDim));
+    const int queryCount = tileTokens * group;
+    for (int kvHead = 0; kvHead < kvHeads; ++kvHead) {
+      // queries (tileTokens, group, headDim), token t at position tileStart + t
+      std::vector<float> q = randomVector(rng, size_t(queryCount) * headDim, queryScale);
+      roundToHalfPrecision(q.data(), int64_t(q.size()));
+      std::vector<float> tiled(size_t(queryCount) * valueDim, -1.0f);
+      std::vector<AttentionQuery> queries;
+      int minFirst = tileStart, maxLast = 0;
+      for (int t = 0; t < tileTokens; ++t)
+        for (int h = 0; h < group; ++h) {
+          const int last = tileStart + t;
+          const int first = window > 0 ? std::max(0, last - window + 1) : 0;
+          const int i = t * group + h;
+          queries.push_back(
+              {q.data() + size_t(i) * headDim, first, last, tiled.data() + size_t(i) * valueDim});
+          minFirst = std::min(minFirst, first);
+          maxLast = std::max(maxLast, last);
+        }
+      // Exactly the stated scratch, NaN-filled (a read before a write poisons the result), and a
+      // guard after it that must stay untouched.
+      const int64_t scratchFloats =
+          attentionTileScratchFloats(queryCount, maxLast - minFirst + 1, valueDim);
+      std::vector<float> scratch(size_t(scratchFloats) + 64, NAN);
+      std::fill(scratch.end() - 64, scratch.end(), 1234.0f);
+      attendHeads(queries, kv, table, kvHead, scale, step, scratch.data());
+      QVERIFY(std::all_of(scratch.end() - 64, scratch.end(), [](float x) { return x == 1234.0f; }));
+
+      std::vector<float> single(size_t(attentionScratchFloats(positions, valueDim)));
+      std::vector<float> expected(static_cast<size_t>(valueDim));
+      for (int i = 0; i < queryCount; ++i) {
+        const AttentionQuery& query = queries[size_t(i)];
+        attendHead(query.q, kv, table, kvHead, query.first, query.last, scale, step, single.data(),
+                   expected.data());
+        QVERIFY2(std::memcmp(expected.data(), query.out, sizeof(float) * size_t(valueDim)) == 0,
+                 qPrintable(
+                     QString("query %1 (token %2, head %3)").arg(i).arg(i / group).arg(i % group)));
+      }
+    }
+  }
+
+  void multiQueryKernelsMatchOneQuery_data() {
+    QTest::addColumn<int>("n");
+    for (int n : {13, 64, 128, 256}) QTest::addRow("n=%d", n) << n;
+  }
+
+  void multiQueryKernelsMatchOneQuery() {
+    // dotRowsMulti / accumulateRowsMulti against dotRows / accumulateRows query by query, bit for
+    // bit, on both kernel tables, in both orders and with 16 and 64 lanes; more rows than lanes and
+    // than one conversion batch (the value kernel keeps a lane row loaded across its rows).
+    QFETCH(int, n);
+    std::mt19937 rng{uint32_t(n) + 7};
+    const int rows = 300, queries = 5;
+    std::vector<uint16_t> data(size_t(rows * n));
+    scalarVectorKernels().toF16(randomVector(rng, data.size()).data(), data.data(),
+                                int64_t(data.size()));
+    std::vector<float> q = randomVector(rng, size_t(queries * n));
+    roundToHalfPrecision(q.data(), int64_t(q.size()));
+    std::vector<float> weights = randomVector(rng, size_t(queries * rows));
+    for (size_t i = 0; i < weights.size(); i += 3) weights[i] = 0.0f;  // skipped rows
+    for (const VectorKernels* k : {&scalarVectorKernels(), &vectorKernels()})
+      for (bool lanes64 : {false, true}) {
+        std::vector<float> multi(static_cast<size_t>(queries * rows)),
+            one(static_cast<size_t>(rows));
+        std::vector<const float*> qs;
+        std::vector<float*> outs;
+        for (int j = 0; j < queries; ++j) {
+          qs.push_back(q.data() + j * n);
+          outs.push_back(multi.data() + j * rows);
+        }
+        k->dotRowsMulti(qs.data(), queries, data.data(), rows, n, 0.3f, lanes64, outs.data());
+        for (int j = 0; j < queries; ++j) {
+          k->dotRows(qs[size_t(j)], data.data(), rows, n, 0.3f, lanes64, one.data());
+          QCOMPARE(std::memcmp(one.data(), outs[size_t(j)], sizeof(float) * rows), 0);
+        }
+      }
+    for (const VectorKernels* k : {&scalarVectorKernels(), &vectorKernels()})
+      for (int laneCount : {16, 64}) {
+        const std::vector<float> start = randomVector(rng, size_t(queries * laneCount * n));
+        std::vector<float> multi = start;
+        std::vector<const float*> ws;
+        std::vector<float*> lanes;
+        for (int j = 0; j < queries; ++j) {
+          ws.push_back(weights.data() + j * rows);
+          lanes.push_back(multi.data() + size_t(j) * laneCount * n);
+        }
+        std::vector<const uint16_t*> rowPointers;
+        for (int i = 0; i < rows; ++i) rowPointers.push_back(data.data() + i * n);
+        k->accumulateRowsMulti(ws.data(), lanes.data(), queries, rowPointers.data(), rows, n,
+                               laneCount, 11);
+        for (int j = 0; j < queries; ++j) {
+          std::vector<float> one(start.begin() + j * laneCount * n,
+                                 start.begin() + (j + 1) * laneCount * n);
+          k->accumulateRows(ws[size_t(j)], data.data(), rows, n, one.data(), laneCount, 11);
+          QCOMPARE(std::memcmp(one.data(), lanes[size_t(j)], sizeof(float) * one.size()), 0);
+        }
+      }
   }
 };
 

@@ -26,6 +26,25 @@ void forEachBlockRun(const KvLayerView& kv, std::span<const int32_t> blockTable,
   }
 }
 
+// out (width) = the lanes (valueLanes, width) of each column summed as sumLanes64 / sumLanes16 do,
+// row by row. Overwrites the lanes.
+void reduceValueLanes(float* lanes, int valueLanes, int64_t width, float* out) {
+  const auto addRows = [&](int dst, int src) {
+    float* d = lanes + dst * width;
+    const float* s = lanes + src * width;
+    for (int64_t i = 0; i < width; ++i) d[i] += s[i];
+  };
+  if (valueLanes == 4 * kLanes)  // groups (0, 2) and (1, 3), then (0, 1)
+    for (int l = 0; l < kLanes; ++l) {
+      addRows(l, 32 + l);
+      addRows(16 + l, 48 + l);
+      addRows(l, 16 + l);
+    }
+  for (int half = 8; half >= 1; half /= 2)
+    for (int l = 0; l < half; ++l) addRows(l, l + half);
+  std::copy(lanes, lanes + width, out);
+}
+
 }  // namespace
 
 void storeKv(const KvLayerView& kv, std::span<const int32_t> blockTable, int32_t position,
@@ -77,22 +96,123 @@ void attendHead(const float* q, const KvLayerView& kv, std::span<const int32_t> 
                     vk.accumulateRows(scores + (p - chunkStart), kv.valueAt(block, kvHead, slot), n,
                                       kv.valueDim, lanes, valueLanes, p);
                   });
-  // out[d] = the lanes of column d summed as sumLanes64 / sumLanes16 do, row by row.
-  const int64_t width = kv.valueDim;
-  const auto addRows = [&](int dst, int src) {
-    float* d = lanes + dst * width;
-    const float* s = lanes + src * width;
-    for (int64_t i = 0; i < width; ++i) d[i] += s[i];
-  };
-  if (valueLanes == 4 * kLanes)  // groups (0, 2) and (1, 3), then (0, 1)
-    for (int l = 0; l < kLanes; ++l) {
-      addRows(l, 32 + l);
-      addRows(16 + l, 48 + l);
-      addRows(l, 16 + l);
+  reduceValueLanes(lanes, valueLanes, kv.valueDim, out);
+}
+
+namespace {
+
+// The runs of positions over which the set of queries seeing them does not change: cuts at each
+// query's first and last + 1 positions. Calls f(a, b, active, count) for each run [a, b] that some
+// query sees, with the indices of those queries in `active`.
+template <class F>
+void forEachSharedRange(std::span<const AttentionQuery> queries, F&& f) {
+  int32_t cuts[2 * kMaxTileQueries];
+  int cutCount = 0;
+  for (const AttentionQuery& query : queries) {
+    cuts[cutCount++] = query.first;
+    cuts[cutCount++] = query.last + 1;
+  }
+  std::sort(cuts, cuts + cutCount);
+  cutCount = int(std::unique(cuts, cuts + cutCount) - cuts);
+  int active[kMaxTileQueries];
+  for (int c = 0; c + 1 < cutCount; ++c) {
+    const int32_t a = cuts[c], b = cuts[c + 1] - 1;
+    int count = 0;
+    for (int j = 0; j < int(queries.size()); ++j)
+      if (queries[size_t(j)].first <= a && b <= queries[size_t(j)].last) active[count++] = j;
+    if (count > 0) f(a, b, active, count);
+  }
+}
+
+}  // namespace
+
+void attendHeads(std::span<const AttentionQuery> queries, const KvLayerView& kv,
+                 std::span<const int32_t> blockTable, int32_t kvHead, float scale, StepKind step,
+                 float* scratch) {
+  if (queries.empty()) return;
+  const VectorKernels& vk = vectorKernels();
+  const bool batched = step == StepKind::SeveralTokens;
+  const bool keyLanes64 = !(batched && kv.headDim % kLanes == 0);
+  const int valueLanes = batched && kv.valueDim % 4 == 0 ? kLanes : 4 * kLanes;
+  if (queries.size() > size_t(kMaxTileQueries)) {  // in tiles of at most kMaxTileQueries
+    for (size_t i = 0; i < queries.size(); i += kMaxTileQueries)
+      attendHeads(queries.subspan(i, std::min<size_t>(kMaxTileQueries, queries.size() - i)), kv,
+                  blockTable, kvHead, scale, step, scratch);
+    return;
+  }
+  const int n = int(queries.size());
+  int32_t minFirst = queries[0].first, maxLast = queries[0].last;
+  for (const AttentionQuery& query : queries) {
+    minFirst = std::min(minFirst, query.first);
+    maxLast = std::max(maxLast, query.last);
+  }
+  // Each query's scratch: scores indexed by position - base (its own chunks lie inside), then its
+  // value lanes (valueLanes, valueDim).
+  const int32_t base = minFirst - minFirst % kLanes;
+  const int64_t stride = attentionScratchFloats(maxLast - minFirst + 1, kv.valueDim);
+  const int64_t lanesOffset = stride - int64_t(4 * kLanes) * kv.valueDim;
+  const float masked = -std::numeric_limits<float>::infinity();
+  float* scores[kMaxTileQueries];
+  float* lanes[kMaxTileQueries];
+  for (int j = 0; j < n; ++j) {
+    const AttentionQuery& query = queries[size_t(j)];
+    scores[j] = scratch + j * stride;  // scores[j][p - base] for position p
+    lanes[j] = scratch + j * stride + lanesOffset;
+    // As attendHead: positions of the query's 16-position chunks outside [first, last] masked.
+    const int32_t chunkStart = query.first - query.first % kLanes;
+    const int32_t chunkEnd = (query.last / kLanes + 1) * kLanes;
+    std::fill(scores[j] + (chunkStart - base), scores[j] + (query.first - base), masked);
+    std::fill(scores[j] + (query.last + 1 - base), scores[j] + (chunkEnd - base), masked);
+  }
+
+  // q.k for each query over its own positions, each key row read once per shared range.
+  const float* rowQueries[kMaxTileQueries];
+  float* rowOutputs[kMaxTileQueries];
+  forEachSharedRange(queries, [&](int32_t a, int32_t b, const int* active, int count) {
+    for (int i = 0; i < count; ++i) rowQueries[i] = queries[size_t(active[i])].q;
+    forEachBlockRun(kv, blockTable, a, b, [&](int32_t p, int32_t block, int32_t slot, int32_t m) {
+      for (int i = 0; i < count; ++i) rowOutputs[i] = scores[active[i]] + (p - base);
+      vk.dotRowsMulti(rowQueries, count, kv.keyAt(block, kvHead, slot), m, kv.headDim, scale,
+                      keyLanes64, rowOutputs);
+    });
+  });
+
+  // Each query's softmax, as attendHead's: max in position order, exp over its own chunks.
+  for (int j = 0; j < n; ++j) {
+    const AttentionQuery& query = queries[size_t(j)];
+    float maxScore = masked;
+    for (int32_t p = query.first; p <= query.last; ++p)
+      maxScore = std::max(maxScore, scores[j][p - base]);
+    const int32_t chunkStart = query.first - query.first % kLanes;
+    const int32_t chunkEnd = (query.last / kLanes + 1) * kLanes;
+    const double sum =
+        vk.expChunks(scores[j] + (chunkStart - base), (chunkEnd - chunkStart) / kLanes, maxScore);
+    vk.scaleToHalf(scores[j] + (query.first - base), query.last - query.first + 1,
+                   float(1.0 / sum));
+    std::fill(lanes[j], lanes[j] + int64_t(valueLanes) * kv.valueDim, 0.0f);
+  }
+
+  // The values, each row read once per shared range, in batches of positions across blocks; each
+  // lane row still takes its positions in increasing order.
+  constexpr int32_t kValueBatch = 128;
+  const float* rowWeights[kMaxTileQueries];
+  float* rowLanes[kMaxTileQueries];
+  const uint16_t* valueRows[kValueBatch];
+  forEachSharedRange(queries, [&](int32_t a, int32_t b, const int* active, int count) {
+    for (int i = 0; i < count; ++i) rowLanes[i] = lanes[active[i]];
+    for (int32_t p = a; p <= b; p += kValueBatch) {
+      const int32_t m = std::min(kValueBatch, b - p + 1);
+      for (int32_t i = 0; i < m; ++i) {
+        const int32_t position = p + i;
+        valueRows[i] = kv.valueAt(blockTable[size_t(position / kv.blockSize)], kvHead,
+                                  position % kv.blockSize);
+      }
+      for (int i = 0; i < count; ++i) rowWeights[i] = scores[active[i]] + (p - base);
+      vk.accumulateRowsMulti(rowWeights, rowLanes, count, valueRows, m, kv.valueDim, valueLanes, p);
     }
-  for (int half = 8; half >= 1; half /= 2)
-    for (int l = 0; l < half; ++l) addRows(l, l + half);
-  std::copy(lanes, lanes + width, out);
+  });
+  for (int j = 0; j < n; ++j)
+    reduceValueLanes(lanes[j], valueLanes, kv.valueDim, queries[size_t(j)].out);
 }
 
 }  // namespace ember::cpu::ops

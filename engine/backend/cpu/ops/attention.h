@@ -57,4 +57,31 @@ void attendHead(const float* q, const KvLayerView& kv, std::span<const int32_t> 
                 int32_t kvHead, int32_t first, int32_t last, float scale, StepKind step,
                 float* scratch, float* out);
 
+// One query of a tile: its head's query vector q (headDim, rounded to fp16 precision), the
+// positions it attends [first, last], and where its output (valueDim) goes.
+struct AttentionQuery {
+  const float* q = nullptr;
+  int32_t first = 0;
+  int32_t last = 0;
+  float* out = nullptr;
+};
+
+// Most queries one attendHeads call takes.
+constexpr int kMaxTileQueries = 64;
+
+// Floats of scratch attendHeads needs for `queries` queries whose positions together span `span`
+// positions (max last - min first + 1) and values of valueDim.
+inline int64_t attentionTileScratchFloats(int queries, int64_t span, int32_t valueDim) {
+  return int64_t(queries) * attentionScratchFloats(span, valueDim);
+}
+
+// attendHead for up to kMaxTileQueries queries over the same kv head (the query heads of a GQA
+// group, several tokens of one sequence), reading each key and value row once for all the queries
+// that see it. Each query's output is bit for bit what attendHead gives it: the same operations in
+// the same order, only interleaved with the other queries'. scratch: at least
+// attentionTileScratchFloats(queries.size(), span, valueDim) floats.
+void attendHeads(std::span<const AttentionQuery> queries, const KvLayerView& kv,
+                 std::span<const int32_t> blockTable, int32_t kvHead, float scale, StepKind step,
+                 float* scratch);
+
 }  // namespace ember::cpu::ops

@@ -77,6 +77,27 @@ void accumulateRowsWith(const float* weights, const uint16_t* rows, int64_t coun
   }
 }
 
+template <float (*Dot16)(const float*, const uint16_t*, int64_t),
+          float (*Dot64)(const float*, const uint16_t*, int64_t)>
+void dotRowsMultiWith(const float* const* qs, int queries, const uint16_t* rows, int64_t count,
+                      int64_t n, float scale, bool lanes64, float* const* outs) {
+  for (int j = 0; j < queries; ++j)
+    dotRowsWith<Dot16, Dot64>(qs[j], rows, count, n, scale, lanes64, outs[j]);
+}
+
+template <void (*Axpy)(float, const uint16_t*, float*, int64_t)>
+void accumulateRowsMultiWith(const float* const* weights, float* const* lanes, int queries,
+                             const uint16_t* const* rows, int64_t count, int64_t width,
+                             int64_t laneCount, int64_t firstLane) {
+  for (int j = 0; j < queries; ++j) {
+    int64_t lane = firstLane % laneCount;
+    for (int64_t i = 0; i < count; ++i) {
+      if (weights[j][i] != 0.0f) Axpy(weights[j][i], rows[i], lanes[j] + lane * width, width);
+      if (++lane == laneCount) lane = 0;
+    }
+  }
+}
+
 bool cpuHasAvx2FmaF16c() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
@@ -99,7 +120,9 @@ const VectorKernels& scalarVectorKernels() {
                                      scaleToHalfScalar,
                                      siluGluScalar,
                                      dotRowsWith<dotF16Scalar, dotF16Lanes64Scalar>,
-                                     accumulateRowsWith<axpyF16Scalar>};
+                                     accumulateRowsWith<axpyF16Scalar>,
+                                     dotRowsMultiWith<dotF16Scalar, dotF16Lanes64Scalar>,
+                                     accumulateRowsMultiWith<axpyF16Scalar>};
   return kernels;
 }
 

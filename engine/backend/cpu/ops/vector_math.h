@@ -32,6 +32,17 @@ struct VectorKernels {
   // += weights[i] * (rows + i * width).
   void (*accumulateRows)(const float* weights, const uint16_t* rows, int64_t count, int64_t width,
                          float* lanes, int64_t laneCount, int64_t firstLane);
+  // dotRows for several queries over the same rows, each row read once: outs[j][i] = dot(qs[j],
+  // rows + i * n) * scale for j < queries, each value exactly as dotRows computes it.
+  void (*dotRowsMulti)(const float* const* qs, int queries, const uint16_t* rows, int64_t count,
+                       int64_t n, float scale, bool lanes64, float* const* outs);
+  // accumulateRows for several queries over the same rows, each row read once, the rows given one
+  // pointer each (rows[i]: width values, so that runs of several blocks go in one call): for query
+  // j, exactly what accumulateRows(weights[j], rows, ..., lanes[j], laneCount, firstLane) computes
+  // over rows that lay contiguously.
+  void (*accumulateRowsMulti)(const float* const* weights, float* const* lanes, int queries,
+                              const uint16_t* const* rows, int64_t count, int64_t width,
+                              int64_t laneCount, int64_t firstLane);
 };
 
 const VectorKernels& scalarVectorKernels();

@@ -3,6 +3,8 @@
 // vector_math.cpp (see reference_order.h): 16 lanes are held as two 8-float registers.
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "backend/cpu/ops/half.h"
 #include "backend/cpu/ops/reference_order.h"
 #include "backend/cpu/ops/vector_math.h"
@@ -157,54 +159,152 @@ void accumulateRowsWith(const float* weights, const uint16_t* rows, int64_t coun
   }
 }
 
-// dotRows for n == N (a multiple of 64): q stays in registers across the rows. The sums are
-// the same as dotF16Avx2 / dotF16Lanes64Avx2 (each product is exact, so a multiply equals an FMA
-// into a zero accumulator).
-template <int N>
-void dotRowsFixed(const float* q, const uint16_t* rows, int64_t count, float scale, bool lanes64,
-                  float* out) {
+// One dot product of dotRows for n == N (a multiple of 64): qAt(r) and keyAt(r) give the r-th 8
+// floats of the query and of the key row. The sums are the same as dotF16Avx2 / dotF16Lanes64Avx2
+// (each product is exact, so a multiply equals an FMA into a zero accumulator).
+template <int N, bool Lanes64, class Q, class K>
+inline float dotFixed(Q qAt, K keyAt) {
   constexpr int kRegs = N / 8;
-  __m256 qv[kRegs];
-  for (int r = 0; r < kRegs; ++r) qv[r] = _mm256_loadu_ps(q + 8 * r);
+  __m256 acc[8];  // 64-lane order: acc[r % 8] takes register r; 16-lane: acc[r % 2]
+  for (int r = 0; r < 8; ++r) acc[r] = _mm256_mul_ps(qAt(r), keyAt(r));
+  if constexpr (Lanes64) {
+    for (int r = 8; r < kRegs; ++r) acc[r % 8] = _mm256_fmadd_ps(qAt(r), keyAt(r), acc[r % 8]);
+    const __m256 lo = _mm256_add_ps(_mm256_add_ps(acc[0], acc[4]), _mm256_add_ps(acc[2], acc[6]));
+    const __m256 hi = _mm256_add_ps(_mm256_add_ps(acc[1], acc[5]), _mm256_add_ps(acc[3], acc[7]));
+    return sumLanes(lo, hi);
+  } else {
+    __m256 lo = acc[0], hi = acc[1];
+    for (int r = 2; r < 8; r += 2) {
+      lo = _mm256_add_ps(lo, acc[r]);
+      hi = _mm256_add_ps(hi, acc[r + 1]);
+    }
+    for (int r = 8; r < kRegs; r += 2) {
+      lo = _mm256_fmadd_ps(qAt(r), keyAt(r), lo);
+      hi = _mm256_fmadd_ps(qAt(r + 1), keyAt(r + 1), hi);
+    }
+    return sumLanes(lo, hi);
+  }
+}
+
+// dotRows for n == N: q stays in registers across the rows.
+template <int N, bool Lanes64>
+void dotRowsFixed(const float* q, const uint16_t* rows, int64_t count, float scale, float* out) {
+  __m256 qv[N / 8];
+  for (int r = 0; r < N / 8; ++r) qv[r] = _mm256_loadu_ps(q + 8 * r);
   for (int64_t i = 0; i < count; ++i) {
     const uint16_t* row = rows + i * N;
-    __m256 acc[8];  // 64-lane order: acc[r % 8] takes register r; 16-lane: acc[r % 2]
-    for (int r = 0; r < 8; ++r) acc[r] = _mm256_mul_ps(qv[r], loadF16(row + 8 * r));
-    if (lanes64) {
-      for (int r = 8; r < kRegs; ++r)
-        acc[r % 8] = _mm256_fmadd_ps(qv[r], loadF16(row + 8 * r), acc[r % 8]);
-      const __m256 lo = _mm256_add_ps(_mm256_add_ps(acc[0], acc[4]), _mm256_add_ps(acc[2], acc[6]));
-      const __m256 hi = _mm256_add_ps(_mm256_add_ps(acc[1], acc[5]), _mm256_add_ps(acc[3], acc[7]));
-      out[i] = sumLanes(lo, hi) * scale;
-    } else {
-      __m256 lo = acc[0], hi = acc[1];
-      for (int r = 2; r < 8; r += 2) {
-        lo = _mm256_add_ps(lo, acc[r]);
-        hi = _mm256_add_ps(hi, acc[r + 1]);
-      }
-      for (int r = 8; r < kRegs; r += 2) {
-        lo = _mm256_fmadd_ps(qv[r], loadF16(row + 8 * r), lo);
-        hi = _mm256_fmadd_ps(qv[r + 1], loadF16(row + 8 * r + 8), hi);
-      }
-      out[i] = sumLanes(lo, hi) * scale;
-    }
+    out[i] = dotFixed<N, Lanes64>([&](int r) { return qv[r]; },
+                                  [&](int r) { return loadF16(row + 8 * r); }) *
+             scale;
   }
 }
 
 void dotRowsAvx2(const float* q, const uint16_t* rows, int64_t count, int64_t n, float scale,
                  bool lanes64, float* out) {
-  if (n == 64) return dotRowsFixed<64>(q, rows, count, scale, lanes64, out);
-  if (n == 128) return dotRowsFixed<128>(q, rows, count, scale, lanes64, out);
+  if (n == 64)
+    return lanes64 ? dotRowsFixed<64, true>(q, rows, count, scale, out)
+                   : dotRowsFixed<64, false>(q, rows, count, scale, out);
+  if (n == 128)
+    return lanes64 ? dotRowsFixed<128, true>(q, rows, count, scale, out)
+                   : dotRowsFixed<128, false>(q, rows, count, scale, out);
   dotRowsWith<dotF16Avx2, dotF16Lanes64Avx2>(q, rows, count, n, scale, lanes64, out);
+}
+
+// dotRowsMulti for n == N: each key row is converted from fp16 once and every query takes its dot
+// product with it, as dotRowsFixed does.
+template <int N, bool Lanes64>
+void dotRowsMultiFixed(const float* const* qs, int queries, const uint16_t* rows, int64_t count,
+                       float scale, float* const* outs) {
+  for (int64_t i = 0; i < count; ++i) {
+    __m256 key[N / 8];
+    for (int r = 0; r < N / 8; ++r) key[r] = loadF16(rows + i * N + 8 * r);
+    for (int j = 0; j < queries; ++j) {
+      const float* q = qs[j];
+      outs[j][i] = dotFixed<N, Lanes64>([&](int r) { return _mm256_loadu_ps(q + 8 * r); },
+                                        [&](int r) { return key[r]; }) *
+                   scale;
+    }
+  }
+}
+
+void dotRowsMultiAvx2(const float* const* qs, int queries, const uint16_t* rows, int64_t count,
+                      int64_t n, float scale, bool lanes64, float* const* outs) {
+  if (n == 64)
+    return lanes64 ? dotRowsMultiFixed<64, true>(qs, queries, rows, count, scale, outs)
+                   : dotRowsMultiFixed<64, false>(qs, queries, rows, count, scale, outs);
+  if (n == 128)
+    return lanes64 ? dotRowsMultiFixed<128, true>(qs, queries, rows, count, scale, outs)
+                   : dotRowsMultiFixed<128, false>(qs, queries, rows, count, scale, outs);
+  for (int j = 0; j < queries; ++j) dotRowsAvx2(qs[j], rows, count, n, scale, lanes64, outs[j]);
+}
+
+// accumulateRowsMulti for a width that is a multiple of 64. The rows are converted from fp16 into a
+// float buffer a batch at a time; then for each query, each lane row and each 64 columns of it, the
+// lane's 8 registers stay loaded while the batch's rows of that lane are added in order
+// (axpyF16Avx2's FMA per element), instead of a load and a store per row.
+void accumulateRowsMultiWide(const float* const* weights, float* const* lanes, int queries,
+                             const uint16_t* const* rows, int64_t count, int64_t width,
+                             int64_t laneCount, int64_t firstLane) {
+  constexpr int64_t kBufferFloats = 8192;  // 32 KiB: stays in L1 with the lanes
+  alignas(32) float buffer[kBufferFloats];
+  const int64_t batchRows = std::max<int64_t>(1, kBufferFloats / width);
+  for (int64_t start = 0; start < count; start += batchRows) {
+    const int64_t batch = std::min(batchRows, count - start);
+    for (int64_t i = 0; i < batch; ++i)
+      for (int64_t c = 0; c < width; c += 8)
+        _mm256_store_ps(buffer + i * width + c, loadF16(rows[start + i] + c));
+    const int64_t firstLaneOfBatch = (firstLane + start) % laneCount;
+    for (int j = 0; j < queries; ++j) {
+      const float* w = weights[j] + start;
+      // Rows k, k + laneCount, ... of the batch share one lane row.
+      for (int64_t k = 0; k < std::min(batch, laneCount); ++k) {
+        float* laneRow = lanes[j] + (firstLaneOfBatch + k) % laneCount * width;
+        for (int64_t c = 0; c < width; c += 64) {
+          __m256 y[8];
+          for (int r = 0; r < 8; ++r) y[r] = _mm256_loadu_ps(laneRow + c + 8 * r);
+          for (int64_t i = k; i < batch; i += laneCount) {
+            if (w[i] == 0.0f) continue;  // as accumulateRows: a zero product changes nothing
+            const __m256 va = _mm256_set1_ps(w[i]);
+            const float* x = buffer + i * width + c;
+            for (int r = 0; r < 8; ++r) y[r] = _mm256_fmadd_ps(va, _mm256_load_ps(x + 8 * r), y[r]);
+          }
+          for (int r = 0; r < 8; ++r) _mm256_storeu_ps(laneRow + c + 8 * r, y[r]);
+        }
+      }
+    }
+  }
+}
+
+void accumulateRowsMultiAvx2(const float* const* weights, float* const* lanes, int queries,
+                             const uint16_t* const* rows, int64_t count, int64_t width,
+                             int64_t laneCount, int64_t firstLane) {
+  if (width % 64 == 0 && width <= 2048)
+    return accumulateRowsMultiWide(weights, lanes, queries, rows, count, width, laneCount,
+                                   firstLane);
+  for (int j = 0; j < queries; ++j) {
+    int64_t lane = firstLane % laneCount;
+    for (int64_t i = 0; i < count; ++i) {
+      if (weights[j][i] != 0.0f)
+        axpyF16Avx2(weights[j][i], rows[i], lanes[j] + lane * width, width);
+      if (++lane == laneCount) lane = 0;
+    }
+  }
 }
 
 }  // namespace
 
 const VectorKernels& avx2VectorKernels() {
-  static const VectorKernels kernels{
-      dotF16Avx2,  dotF16Lanes64Avx2, axpyF16Avx2,
-      toF16Avx2,   expChunksAvx2,     scaleToHalfAvx2,
-      siluGluAvx2, dotRowsAvx2,       accumulateRowsWith<axpyF16Avx2>};
+  static const VectorKernels kernels{dotF16Avx2,
+                                     dotF16Lanes64Avx2,
+                                     axpyF16Avx2,
+                                     toF16Avx2,
+                                     expChunksAvx2,
+                                     scaleToHalfAvx2,
+                                     siluGluAvx2,
+                                     dotRowsAvx2,
+                                     accumulateRowsWith<axpyF16Avx2>,
+                                     dotRowsMultiAvx2,
+                                     accumulateRowsMultiAvx2};
   return kernels;
 }
 
