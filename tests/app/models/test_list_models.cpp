@@ -146,8 +146,8 @@ class ListModelsTest : public QObject {
     QVERIFY2(info.error.isEmpty() && info.config, qPrintable(info.error + info.configError));
     // The weights: every tensor as stored, summed here from the reader's table.
     quint64 tensorBytes = 0;
-    for (const auto& t : ember::gguf::GgufFile::open(path.toStdString())->tensors())
-      tensorBytes += t.byteSize;
+    const auto file = ember::gguf::GgufFile::open(path.toStdString());  // outlives the loop
+    for (const auto& t : file->tensors()) tensorBytes += t.byteSize;
     QCOMPARE(info.weightBytes, tensorBytes);
     QCOMPARE(ember::model::kvBytesPerToken(*info.config), uint64_t(23040));
 
