@@ -1,5 +1,7 @@
 #include "backend/cpu/cpu_backend.h"
 
+#include "backend/batch_check.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -7,13 +9,6 @@
 #include "model/model_weights.h"
 
 namespace ember::cpu {
-namespace {
-
-[[noreturn]] void badBatch(const std::string& what) {
-  throw ember::Error("cpu backend: invalid batch: " + what);
-}
-
-}  // namespace
 
 CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& config, int threads)
     : config_(config),
@@ -123,38 +118,12 @@ bool CpuBackend::writeKvBlock(int32_t block, std::span<const std::byte> in) {
 }
 
 int64_t CpuBackend::planBatch(const ForwardBatch& batch, int64_t& outputs) {
-  if (!kvCache_) badBatch("the KV cache is not allocated");
+  BatchLimits limits{config_.vocabSize, config_.contextLength, kvShape_.blockSize,
+                     kvCache_ ? kvShape_.blockCount : 0};
+  const BatchExtent extent = checkForwardBatch(batch, limits, "cpu");
   const int64_t tokens = int64_t(batch.tokens.size());
-  if (tokens == 0) badBatch("no tokens");
-  int64_t expectedFirst = 0, span = 0;
-  outputs = 0;
-  for (const BatchSequence& s : batch.sequences) {
-    if (s.firstToken != expectedFirst || s.tokenCount <= 0 || s.startPosition < 0 ||
-        s.firstToken + int64_t(s.tokenCount) > tokens)
-      badBatch("sequences must cover the tokens in order, each with at least one token");
-    expectedFirst += s.tokenCount;
-    const int64_t end = int64_t(s.startPosition) + s.tokenCount;
-    if (end > config_.contextLength)
-      badBatch("position " + std::to_string(end - 1) + " is past the model's context length " +
-               std::to_string(config_.contextLength));
-    const int64_t blocksNeeded = (end + kvShape_.blockSize - 1) / kvShape_.blockSize;
-    if (int64_t(s.blockTable.size()) < blocksNeeded)
-      badBatch("a block table has " + std::to_string(s.blockTable.size()) + " blocks, " +
-               std::to_string(blocksNeeded) + " needed");
-    for (int64_t b = 0; b < blocksNeeded; ++b)
-      if (s.blockTable[size_t(b)] < 0 || s.blockTable[size_t(b)] >= kvShape_.blockCount)
-        badBatch("block id " + std::to_string(s.blockTable[size_t(b)]) + " is outside the pool");
-    span = std::max(span, end);  // a global layer's last query sees every position
-    outputs += s.logits == BatchSequence::Logits::All    ? s.tokenCount
-               : s.logits == BatchSequence::Logits::Last ? 1
-                                                         : 0;
-  }
-  if (expectedFirst != tokens) badBatch("sequences do not cover every token");
-  for (TokenId id : batch.tokens)
-    if (id < 0 || id >= config_.vocabSize)
-      badBatch("token id " + std::to_string(id) + " is outside the vocabulary (" +
-               std::to_string(config_.vocabSize) + ")");
-
+  const int64_t span = extent.maxEnd;  // a global layer's last query sees every position
+  outputs = extent.logitRows;
   ws_.reserve(config_, int(ropeVariants_.size()), pool_.size(), tokens, outputs, span);
   int64_t row = 0;
   for (size_t si = 0; si < batch.sequences.size(); ++si) {

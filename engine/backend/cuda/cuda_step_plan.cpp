@@ -1,5 +1,7 @@
 #include "backend/cuda/cuda_step_plan.h"
 
+#include "backend/batch_check.h"
+
 #include <algorithm>
 #include <bit>
 #include <string>
@@ -9,45 +11,16 @@
 namespace ember::cuda {
 namespace {
 
-[[noreturn]] void badBatch(const std::string& what) {
-  throw ember::Error("cuda backend: invalid batch: " + what);
-}
-
 bool wantsLogits(const BatchSequence& s, int32_t i) {
   return s.logits == BatchSequence::Logits::All ||
          (s.logits == BatchSequence::Logits::Last && i == s.tokenCount - 1);
 }
 
-// Checks the batch as the CPU backend does; returns the largest startPosition + tokenCount.
+// The shared batch checks (backend/batch_check.h); returns the largest startPosition + tokenCount.
 int32_t checkBatch(const ForwardBatch& batch, const StepLimits& limits) {
-  if (limits.blockCount <= 0) badBatch("the KV cache is not allocated");
-  const int64_t tokens = int64_t(batch.tokens.size());
-  if (tokens == 0) badBatch("no tokens");
-  int64_t expectedFirst = 0, maxEnd = 0;
-  for (const BatchSequence& s : batch.sequences) {
-    if (s.firstToken != expectedFirst || s.tokenCount <= 0 || s.startPosition < 0 ||
-        s.firstToken + int64_t(s.tokenCount) > tokens)
-      badBatch("sequences must cover the tokens in order, each with at least one token");
-    expectedFirst += s.tokenCount;
-    const int64_t end = int64_t(s.startPosition) + s.tokenCount;
-    if (end > limits.contextLength)
-      badBatch("position " + std::to_string(end - 1) + " is past the model's context length " +
-               std::to_string(limits.contextLength));
-    const int64_t blocksNeeded = (end + limits.blockSize - 1) / limits.blockSize;
-    if (int64_t(s.blockTable.size()) < blocksNeeded)
-      badBatch("a block table has " + std::to_string(s.blockTable.size()) + " blocks, " +
-               std::to_string(blocksNeeded) + " needed");
-    for (int64_t b = 0; b < blocksNeeded; ++b)
-      if (s.blockTable[size_t(b)] < 0 || s.blockTable[size_t(b)] >= limits.blockCount)
-        badBatch("block id " + std::to_string(s.blockTable[size_t(b)]) + " is outside the pool");
-    maxEnd = std::max(maxEnd, end);
-  }
-  if (expectedFirst != tokens) badBatch("sequences do not cover every token");
-  for (TokenId id : batch.tokens)
-    if (id < 0 || id >= limits.vocabSize)
-      badBatch("token id " + std::to_string(id) + " is outside the vocabulary (" +
-               std::to_string(limits.vocabSize) + ")");
-  return int32_t(maxEnd);
+  const BatchLimits shared{limits.vocabSize, limits.contextLength, limits.blockSize,
+                           limits.blockCount};
+  return checkForwardBatch(batch, shared, "cuda").maxEnd;
 }
 
 // The decode bucket for the batch, or 0 when it is not a decode step that fits one.
