@@ -6,11 +6,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "backend/backend_factory.h"
 #include "cli_args.h"
 #include "common/error.h"
 #include "ember/engine.h"
@@ -18,9 +17,6 @@
 #include "model/memory_plan.h"
 #include "model/model_config.h"
 
-#ifdef EMBER_WITH_CUDA
-#include <cuda_runtime_api.h>
-#endif
 
 namespace ember::cli {
 namespace {
@@ -34,41 +30,13 @@ T positiveNumber(const std::string& name, const std::string& text) {
   return value;
 }
 
-// MemAvailable of /proc/meminfo in bytes: what the kernel can give without swapping.
-uint64_t availableSystemBytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string line;
-  while (std::getline(meminfo, line)) {
-    std::istringstream fields(line);
-    std::string key;
-    uint64_t kib = 0;
-    if (fields >> key >> kib && key == "MemAvailable:") return kib * 1024;
-  }
-  throw Error("cannot read MemAvailable from /proc/meminfo; pass --available-bytes");
-}
-
-struct FreeMemory {
-  uint64_t bytes = 0;
-  std::string where;  // "system RAM", "cuda:0 (NVIDIA H200)"
-};
-
+// Free memory where the model would load (backend_factory.h): the CUDA device's, else RAM's.
 FreeMemory freeMemoryFor(const std::string& backend) {
-#ifdef EMBER_WITH_CUDA
-  int devices = 0;
-  const bool haveDevice = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
-  if (backend == "cuda" && !haveDevice) throw Error("--backend cuda: no CUDA device is present");
-  if (backend != "cpu" && haveDevice) {
-    size_t freeBytes = 0, totalBytes = 0;
-    if (cudaSetDevice(0) != cudaSuccess || cudaMemGetInfo(&freeBytes, &totalBytes) != cudaSuccess)
-      throw Error("cannot read the free memory of CUDA device 0; pass --available-bytes");
-    cudaDeviceProp properties{};
-    cudaGetDeviceProperties(&properties, 0);
-    return {freeBytes, std::string("cuda:0 (") + properties.name + ")"};
-  }
-#else
-  if (backend == "cuda") throw Error("--backend cuda: this build has no CUDA backend");
-#endif
-  return {availableSystemBytes(), "system RAM"};
+  if (backend == "cuda" && !cudaUnavailableReason().empty())
+    throw Error("--backend cuda: " + cudaUnavailableReason());
+  const std::optional<FreeMemory> free = deviceFreeMemory(backend);
+  if (!free) throw Error("cannot read the free memory; pass --available-bytes");
+  return *free;
 }
 
 }  // namespace
