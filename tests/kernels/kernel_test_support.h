@@ -5,7 +5,9 @@
 
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstddef>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -61,5 +63,29 @@ class DeviceBuffer {
   T* data_ = nullptr;
   size_t count_ = 0;
 };
+
+// n values drawn uniformly from [lo, hi) with a fixed seed.
+inline std::vector<float> randomVector(size_t n, float lo, float hi, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// Empty when every got[i] is within atol + rtol * |want[i]|, else the first offender.
+inline QString mismatch(const std::vector<float>& got, const std::vector<float>& want,
+                        double atol, double rtol) {
+  if (got.size() != want.size())
+    return QStringLiteral("size %1 != %2").arg(got.size()).arg(want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double diff = std::fabs(double(got[i]) - double(want[i]));
+    if (!(diff <= atol + rtol * std::fabs(double(want[i]))))
+      return QStringLiteral("element %1: gpu %2, reference %3 (diff %4)")
+          .arg(i).arg(double(got[i]), 0, 'g', 9).arg(double(want[i]), 0, 'g', 9)
+          .arg(diff, 0, 'g', 3);
+  }
+  return {};
+}
 
 }  // namespace ember::kernels::test

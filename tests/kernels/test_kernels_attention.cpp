@@ -25,6 +25,8 @@
 #include "kernels/kernel_test_support.h"
 
 using ember::kernels::test::DeviceBuffer;
+using ember::kernels::test::mismatch;
+using ember::kernels::test::randomVector;
 namespace ops = ember::cpu::ops;
 namespace kernels = ember::kernels;
 
@@ -187,19 +189,6 @@ std::vector<float> cpuBackendAttention(const AttentionCase& c, HostBatch& b, flo
   return out;
 }
 
-QString mismatch(const std::vector<float>& got, const std::vector<float>& want, double atol,
-                 double rtol) {
-  if (got.size() != want.size())
-    return QStringLiteral("size %1 != %2").arg(got.size()).arg(want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double diff = std::fabs(double(got[i]) - double(want[i]));
-    if (!(diff <= atol + rtol * std::fabs(double(want[i]))))
-      return QStringLiteral("element %1: gpu %2, reference %3 (diff %4)")
-          .arg(i).arg(double(got[i]), 0, 'g', 9).arg(double(want[i]), 0, 'g', 9)
-          .arg(diff, 0, 'g', 3);
-  }
-  return {};
-}
 
 AttentionCase makeCase(int32_t heads, int32_t kvHeads, int32_t headDim, int32_t valueDim,
                        int32_t blockSize, int32_t window, std::vector<SequenceSpec> sequences,

@@ -18,33 +18,14 @@
 #include "kernels/kernel_test_support.h"
 
 using ember::kernels::test::DeviceBuffer;
+using ember::kernels::test::mismatch;
+using ember::kernels::test::randomVector;
 namespace ops = ember::cpu::ops;
 namespace kernels = ember::kernels;
 
 namespace {
 
-std::vector<float> randomVector(size_t n, float lo, float hi, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
-// Empty when every got[i] is within atol + rtol * |want[i]|, else the first offender.
-QString mismatch(const std::vector<float>& got, const std::vector<float>& want, double atol,
-                 double rtol) {
-  if (got.size() != want.size())
-    return QStringLiteral("size %1 != %2").arg(got.size()).arg(want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double diff = std::fabs(double(got[i]) - double(want[i]));
-    if (!(diff <= atol + rtol * std::fabs(double(want[i]))))
-      return QStringLiteral("element %1: gpu %2, cpu %3 (diff %4)")
-          .arg(i).arg(double(got[i]), 0, 'g', 9).arg(double(want[i]), 0, 'g', 9)
-          .arg(diff, 0, 'g', 3);
-  }
-  return {};
-}
 
 constexpr double kNormAtol = 1e-6, kNormRtol = 2e-6;
 constexpr double kRopeAtol = 1e-6, kRopeRtol = 1e-5;
