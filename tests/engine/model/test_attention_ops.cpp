@@ -11,6 +11,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -399,6 +400,32 @@ class TestAttentionOps : public QObject {
           QCOMPARE(std::memcmp(one.data(), lanes[size_t(j)], sizeof(float) * one.size()), 0);
         }
       }
+  }
+
+  void maxValueMatchesStdMax_data() {
+    QTest::addColumn<int>("n");
+    QTest::addColumn<bool>("withNan");
+    for (int n : {0, 5, 16, 37, 300})
+      for (bool withNan : {false, true})
+        QTest::addRow("n=%d nan=%d", n, int(withNan)) << n << withNan;
+  }
+
+  void maxValueMatchesStdMax() {
+    // Both kernel tables against std::max folded left to right from -inf (attendHead's loop before
+    // the kernel), bit for bit: NaNs skipped, -inf masked scores, the maximum anywhere in the run.
+    QFETCH(int, n);
+    QFETCH(bool, withNan);
+    std::mt19937 rng{uint32_t(n) + 3};
+    std::vector<float> x = randomVector(rng, size_t(n), 8.0f);
+    for (int i = 0; i < n; i += 7) x[size_t(i)] = -std::numeric_limits<float>::infinity();
+    if (withNan)
+      for (int i = 3; i < n; i += 11) x[size_t(i)] = std::numeric_limits<float>::quiet_NaN();
+    float expected = -std::numeric_limits<float>::infinity();
+    for (float v : x) expected = std::max(expected, v);
+    for (const VectorKernels* k : {&scalarVectorKernels(), &vectorKernels()}) {
+      const float got = k->maxValue(x.data(), n, -std::numeric_limits<float>::infinity());
+      QCOMPARE(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(expected));
+    }
   }
 };
 

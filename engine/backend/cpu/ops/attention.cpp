@@ -27,22 +27,21 @@ void forEachBlockRun(const KvLayerView& kv, std::span<const int32_t> blockTable,
 }
 
 // out (width) = the lanes (valueLanes, width) of each column summed as sumLanes64 / sumLanes16 do,
-// row by row. Overwrites the lanes.
-void reduceValueLanes(float* lanes, int valueLanes, int64_t width, float* out) {
-  const auto addRows = [&](int dst, int src) {
-    float* d = lanes + dst * width;
-    const float* s = lanes + src * width;
-    for (int64_t i = 0; i < width; ++i) d[i] += s[i];
-  };
-  if (valueLanes == 4 * kLanes)  // groups (0, 2) and (1, 3), then (0, 1)
-    for (int l = 0; l < kLanes; ++l) {
-      addRows(l, 32 + l);
-      addRows(16 + l, 48 + l);
-      addRows(l, 16 + l);
-    }
-  for (int half = 8; half >= 1; half /= 2)
-    for (int l = 0; l < half; ++l) addRows(l, l + half);
-  std::copy(lanes, lanes + width, out);
+// one column at a time, so the pairs stay in registers (and the compiler may take several columns
+// at once) instead of a pass over the lane rows per pairing step.
+void reduceValueLanes(const float* lanes, int valueLanes, int64_t width, float* out) {
+  for (int64_t i = 0; i < width; ++i) {
+    float v[kLanes];
+    if (valueLanes == 4 * kLanes)  // groups (0, 2) and (1, 3), then (0, 1)
+      for (int l = 0; l < kLanes; ++l)
+        v[l] = (lanes[l * width + i] + lanes[(32 + l) * width + i]) +
+               (lanes[(16 + l) * width + i] + lanes[(48 + l) * width + i]);
+    else
+      for (int l = 0; l < kLanes; ++l) v[l] = lanes[l * width + i];
+    for (int half = 8; half >= 1; half /= 2)
+      for (int l = 0; l < half; ++l) v[l] += v[l + half];
+    out[i] = v[0];
+  }
 }
 
 }  // namespace
@@ -84,7 +83,7 @@ void attendHead(const float* q, const KvLayerView& kv, std::span<const int32_t> 
       kv, blockTable, first, last, [&](int32_t p, int32_t block, int32_t slot, int32_t n) {
         float* run = scores + (p - chunkStart);
         vk.dotRows(q, kv.keyAt(block, kvHead, slot), n, kv.headDim, scale, keyLanes64, run);
-        for (int32_t i = 0; i < n; ++i) maxScore = std::max(maxScore, run[i]);
+        maxScore = vk.maxValue(run, n, maxScore);
       });
   const double sum = vk.expChunks(scores, (chunkEnd - chunkStart) / kLanes, maxScore);
   vk.scaleToHalf(scores + (first - chunkStart), last - first + 1, float(1.0 / sum));
@@ -180,9 +179,8 @@ void attendHeads(std::span<const AttentionQuery> queries, const KvLayerView& kv,
   // Each query's softmax, as attendHead's: max in position order, exp over its own chunks.
   for (int j = 0; j < n; ++j) {
     const AttentionQuery& query = queries[size_t(j)];
-    float maxScore = masked;
-    for (int32_t p = query.first; p <= query.last; ++p)
-      maxScore = std::max(maxScore, scores[j][p - base]);
+    const float maxScore =
+        vk.maxValue(scores[j] + (query.first - base), query.last - query.first + 1, masked);
     const int32_t chunkStart = query.first - query.first % kLanes;
     const int32_t chunkEnd = (query.last / kLanes + 1) * kLanes;
     const double sum =

@@ -1,5 +1,7 @@
 #include "backend/cpu/ops/vector_math.h"
 
+#include <algorithm>
+
 #include "backend/cpu/ops/half.h"
 #include "backend/cpu/ops/reference_order.h"
 
@@ -109,6 +111,11 @@ bool cpuHasAvx2FmaF16c() {
 #endif
 }
 
+float maxValueScalar(const float* x, int64_t n, float start) {
+  for (int64_t i = 0; i < n; ++i) start = std::max(start, x[i]);
+  return start;
+}
+
 }  // namespace
 
 const VectorKernels& scalarVectorKernels() {
@@ -122,7 +129,8 @@ const VectorKernels& scalarVectorKernels() {
                                      dotRowsWith<dotF16Scalar, dotF16Lanes64Scalar>,
                                      accumulateRowsWith<axpyF16Scalar>,
                                      dotRowsMultiWith<dotF16Scalar, dotF16Lanes64Scalar>,
-                                     accumulateRowsMultiWith<axpyF16Scalar>};
+                                     accumulateRowsMultiWith<axpyF16Scalar>,
+                                     maxValueScalar};
   return kernels;
 }
 

@@ -43,6 +43,10 @@ struct VectorKernels {
   void (*accumulateRowsMulti)(const float* const* weights, float* const* lanes, int queries,
                               const uint16_t* const* rows, int64_t count, int64_t width,
                               int64_t laneCount, int64_t firstLane);
+  // std::max(start, x[0], ..., x[n-1]) taken left to right (a NaN x[i] is skipped, as std::max
+  // skips it); the maximum of non-NaN floats does not depend on the order, so lanes may take it
+  // (but for the sign of a zero maximum, which the softmax's exp(x - max) does not see).
+  float (*maxValue)(const float* x, int64_t n, float start);
 };
 
 const VectorKernels& scalarVectorKernels();

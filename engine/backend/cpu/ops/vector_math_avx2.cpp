@@ -210,12 +210,81 @@ void dotRowsAvx2(const float* q, const uint16_t* rows, int64_t count, int64_t n,
   dotRowsWith<dotF16Avx2, dotF16Lanes64Avx2>(q, rows, count, n, scale, lanes64, out);
 }
 
-// dotRowsMulti for n == N: each key row is converted from fp16 once and every query takes its dot
-// product with it, as dotRowsFixed does.
+// The lane sums (i, i+8) of one dot product of dotFixed<N, Lanes64>, before its last three
+// pairwise steps: the same operations, with each exact product's add fused into an FMA (q and the
+// key are fp16 values, so q*k is exact and fma(q, k, s) rounds exactly as s + q*k does).
+template <int N, bool Lanes64, class Q, class K>
+inline __m256 laneSumsFixed(Q qAt, K keyAt) {
+  constexpr int kRegs = N / 8;
+  if constexpr (Lanes64 && N == 64) {  // each accumulator holds one product
+    // acc[r] + acc[r + 4] for register r: acc[r] is q_r k_r
+    const auto pair = [&](int r) {
+      return _mm256_fmadd_ps(qAt(r + 4), keyAt(r + 4), _mm256_mul_ps(qAt(r), keyAt(r)));
+    };
+    const __m256 lo = _mm256_add_ps(pair(0), pair(2));
+    const __m256 hi = _mm256_add_ps(pair(1), pair(3));
+    return _mm256_add_ps(lo, hi);
+  } else if constexpr (Lanes64) {
+    __m256 acc[8];
+    for (int r = 0; r < 8; ++r) acc[r] = _mm256_mul_ps(qAt(r), keyAt(r));
+    for (int r = 8; r < kRegs; ++r) acc[r % 8] = _mm256_fmadd_ps(qAt(r), keyAt(r), acc[r % 8]);
+    const __m256 lo = _mm256_add_ps(_mm256_add_ps(acc[0], acc[4]), _mm256_add_ps(acc[2], acc[6]));
+    const __m256 hi = _mm256_add_ps(_mm256_add_ps(acc[1], acc[5]), _mm256_add_ps(acc[3], acc[7]));
+    return _mm256_add_ps(lo, hi);
+  } else {  // lane l: ((q0 k0 + q2 k2) + q4 k4) + ..., in register order
+    __m256 lo = _mm256_mul_ps(qAt(0), keyAt(0)), hi = _mm256_mul_ps(qAt(1), keyAt(1));
+    for (int r = 2; r < kRegs; r += 2) {
+      lo = _mm256_fmadd_ps(qAt(r), keyAt(r), lo);
+      hi = _mm256_fmadd_ps(qAt(r + 1), keyAt(r + 1), hi);
+    }
+    return _mm256_add_ps(lo, hi);
+  }
+}
+
+// The 8 dot products whose (i, i+8) lane sums are b[0..7], each finished as sumLanes does
+// ((i, i+4), then (0, 2) and (1, 3), then 0 + 1), through a transpose instead of one horizontal
+// sum per dot: every sum pairs the same two values.
+inline __m256 finishEightDots(const __m256* b) {
+  // (i, i+4): dot d's four sums in half d % 2 of s[d / 2].
+  __m256 s[4];
+  for (int k = 0; k < 4; ++k)
+    s[k] = _mm256_add_ps(_mm256_permute2f128_ps(b[2 * k], b[2 * k + 1], 0x20),
+                         _mm256_permute2f128_ps(b[2 * k], b[2 * k + 1], 0x31));
+  // (0, 2) and (1, 3): w[k] holds, per half h, dots 4k + h and 4k + h + 2 as (0+2, 1+3) pairs.
+  __m256 w[2];
+  for (int k = 0; k < 2; ++k)
+    w[k] = _mm256_add_ps(_mm256_shuffle_ps(s[2 * k], s[2 * k + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm256_shuffle_ps(s[2 * k], s[2 * k + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  // 0 + 1: dots (0, 2, 4, 6 | 1, 3, 5, 7), then back into order.
+  const __m256 r = _mm256_add_ps(_mm256_shuffle_ps(w[0], w[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                 _mm256_shuffle_ps(w[0], w[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  return _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+// dotRowsMulti for n == N: the key rows are converted from fp16 eight at a time into a float
+// buffer, then each query takes its dot products with the eight (q in registers) and finishes them
+// together (finishEightDots); the remaining rows as dotRowsFixed computes them.
 template <int N, bool Lanes64>
 void dotRowsMultiFixed(const float* const* qs, int queries, const uint16_t* rows, int64_t count,
                        float scale, float* const* outs) {
-  for (int64_t i = 0; i < count; ++i) {
+  alignas(32) float keys[8 * N];  // (8, N)
+  const __m256 vscale = _mm256_set1_ps(scale);
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    for (int c = 0; c < 8 * N; c += 8) _mm256_store_ps(keys + c, loadF16(rows + i * N + c));
+    for (int j = 0; j < queries; ++j) {
+      const float* q = qs[j];
+      __m256 qv[N / 8];
+      for (int r = 0; r < N / 8; ++r) qv[r] = _mm256_loadu_ps(q + 8 * r);
+      __m256 b[8];
+      for (int k = 0; k < 8; ++k)
+        b[k] = laneSumsFixed<N, Lanes64>(
+            [&](int r) { return qv[r]; },
+            [&](int r) { return _mm256_load_ps(keys + k * N + 8 * r); });
+      _mm256_storeu_ps(outs[j] + i, _mm256_mul_ps(finishEightDots(b), vscale));
+    }
+  }
+  for (; i < count; ++i) {
     __m256 key[N / 8];
     for (int r = 0; r < N / 8; ++r) key[r] = loadF16(rows + i * N + 8 * r);
     for (int j = 0; j < queries; ++j) {
@@ -235,6 +304,9 @@ void dotRowsMultiAvx2(const float* const* qs, int queries, const uint16_t* rows,
   if (n == 128)
     return lanes64 ? dotRowsMultiFixed<128, true>(qs, queries, rows, count, scale, outs)
                    : dotRowsMultiFixed<128, false>(qs, queries, rows, count, scale, outs);
+  if (n == 256)
+    return lanes64 ? dotRowsMultiFixed<256, true>(qs, queries, rows, count, scale, outs)
+                   : dotRowsMultiFixed<256, false>(qs, queries, rows, count, scale, outs);
   for (int j = 0; j < queries; ++j) dotRowsAvx2(qs[j], rows, count, n, scale, lanes64, outs[j]);
 }
 
@@ -291,6 +363,23 @@ void accumulateRowsMultiAvx2(const float* const* weights, float* const* lanes, i
   }
 }
 
+// max_ps(x, m) keeps m where x is NaN, as std::max(m, x) does, so NaNs are skipped here too; the
+// lanes then hold maxima of non-NaN values, which any order combines to the same float (a +0 / -0
+// tie may come out either way; every later use, x - max, treats the two alike).
+float maxValueAvx2(const float* x, int64_t n, float start) {
+  __m256 m0 = _mm256_set1_ps(start), m1 = m0;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    m0 = _mm256_max_ps(_mm256_loadu_ps(x + i), m0);
+    m1 = _mm256_max_ps(_mm256_loadu_ps(x + i + 8), m1);
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, _mm256_max_ps(m1, m0));
+  for (float v : lanes) start = std::max(start, v);
+  for (; i < n; ++i) start = std::max(start, x[i]);
+  return start;
+}
+
 }  // namespace
 
 const VectorKernels& avx2VectorKernels() {
@@ -304,7 +393,8 @@ const VectorKernels& avx2VectorKernels() {
                                      dotRowsAvx2,
                                      accumulateRowsWith<axpyF16Avx2>,
                                      dotRowsMultiAvx2,
-                                     accumulateRowsMultiAvx2};
+                                     accumulateRowsMultiAvx2,
+                                     maxValueAvx2};
   return kernels;
 }
 
