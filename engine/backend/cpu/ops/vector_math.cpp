@@ -4,6 +4,7 @@
 
 #include "backend/cpu/ops/half.h"
 #include "backend/cpu/ops/reference_order.h"
+#include "backend/cpu/ops/vector_math_rows.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -59,25 +60,8 @@ void siluGluScalar(const float* gate, const float* up, float* out, int64_t n) {
     out[i] = gate[i] / (1.0f + expfPolynomial(0.0f - gate[i])) * up[i];
 }
 
-template <float (*Dot16)(const float*, const uint16_t*, int64_t),
-          float (*Dot64)(const float*, const uint16_t*, int64_t)>
-void dotRowsWith(const float* q, const uint16_t* rows, int64_t count, int64_t n, float scale,
-                 bool lanes64, float* out) {
-  if (lanes64)
-    for (int64_t i = 0; i < count; ++i) out[i] = Dot64(q, rows + i * n, n) * scale;
-  else
-    for (int64_t i = 0; i < count; ++i) out[i] = Dot16(q, rows + i * n, n) * scale;
-}
-
-template <void (*Axpy)(float, const uint16_t*, float*, int64_t)>
-void accumulateRowsWith(const float* weights, const uint16_t* rows, int64_t count, int64_t width,
-                        float* lanes, int64_t laneCount, int64_t firstLane) {
-  int64_t lane = firstLane % laneCount;
-  for (int64_t i = 0; i < count; ++i) {
-    if (weights[i] != 0.0f) Axpy(weights[i], rows + i * width, lanes + lane * width, width);
-    if (++lane == laneCount) lane = 0;
-  }
-}
+using rows::accumulateRowsWith;
+using rows::dotRowsWith;
 
 template <float (*Dot16)(const float*, const uint16_t*, int64_t),
           float (*Dot64)(const float*, const uint16_t*, int64_t)>
