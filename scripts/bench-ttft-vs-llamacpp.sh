@@ -25,4 +25,4 @@ done
 ember_build
 "$EMBER_ROOT/scripts/fetch-models.sh"
 exec "$venv/bin/python" "$EMBER_ROOT/scripts/bench_ttft_llamacpp.py" \
-  --ember-bench "$EMBER_BUILD_DIR/app/ember-bench" --model "$model" "${args[@]}"
+  --ember-bench "$EMBER_BUILD_DIR/bin/ember-bench" --model "$model" "${args[@]}"

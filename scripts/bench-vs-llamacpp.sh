@@ -21,4 +21,4 @@ fi
 ember_build
 "$EMBER_ROOT/scripts/fetch-models.sh"
 exec "$venv/bin/python" "$EMBER_ROOT/scripts/bench_vs_llamacpp.py" \
-  --ember-bench "$EMBER_BUILD_DIR/app/ember-bench" --models-dir "$EMBER_MODELS_DIR" "$@"
+  --ember-bench "$EMBER_BUILD_DIR/bin/ember-bench" --models-dir "$EMBER_MODELS_DIR" "$@"

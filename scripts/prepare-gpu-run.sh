@@ -16,7 +16,7 @@
 #   scripts/prepare-gpu-run.sh
 # then run on the device with carry [".gpu-carry"] (see tests/gpu/run.sh).
 # Settings (environment): EMBER_CLI (an ember-cli with cut-model; default: the newest
-# build*/app/ember-cli that has it, else one built in build-gpu-prepare), EMBER_MODELS_DIR
+# build*/bin/ember-cli that has it, else one built in build-gpu-prepare), EMBER_MODELS_DIR
 # (where SmolLM2-135M-Instruct.Q4_1.gguf is; default ~/.cache/ember/models).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,7 +54,7 @@ cut_model=$carry/models/SmolLM2-135M-Instruct.cut4.Q4_1.gguf
 has_cut_model() { [ -x "$1" ] && "$1" --help 2>/dev/null | grep -q cut-model; }
 cli=${EMBER_CLI:-}
 if [ -z "$cli" ]; then
-  for candidate in $(ls -t build*/app/ember-cli 2>/dev/null); do
+  for candidate in $(ls -t build*/bin/ember-cli 2>/dev/null); do
     if has_cut_model "$candidate"; then cli=$candidate; break; fi
   done
 fi
@@ -62,7 +62,7 @@ if [ -z "$cli" ]; then
   echo "prepare-gpu-run: building ember-cli in build-gpu-prepare"
   cmake -S . -B build-gpu-prepare -G Ninja -DEMBER_BUILD_APP=OFF -DEMBER_CUDA=OFF >/dev/null
   cmake --build build-gpu-prepare --target ember-cli
-  cli=build-gpu-prepare/app/ember-cli
+  cli=build-gpu-prepare/bin/ember-cli
 fi
 has_cut_model "$cli" || { echo "prepare-gpu-run: $cli has no cut-model command" >&2; exit 1; }
 rm -f "$carry"/models/*.gguf

@@ -15,8 +15,8 @@ fi
 log "model: $model"
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
   log "launching Ember"
-  exec "$EMBER_BUILD_DIR/app/ember" --model "$model"
+  exec "$EMBER_BUILD_DIR/bin/ember" --model "$model"
 fi
 # No display (a server or a container): the same engine in a terminal chat.
 log "no display found (DISPLAY/WAYLAND_DISPLAY unset): starting the terminal chat instead"
-exec "$EMBER_BUILD_DIR/app/ember-cli" chat --model "$model" --system "You are Ember, a helpful assistant."
+exec "$EMBER_BUILD_DIR/bin/ember-cli" chat --model "$model" --system "You are Ember, a helpful assistant."

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember::app {
 

@@ -6,7 +6,7 @@
 #include <QString>
 #include <QVariant>
 
-#include "runtime/sampling/sampling_params.h"
+#include "ember/sampling_params.h"
 
 namespace ember::app {
 

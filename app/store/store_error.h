@@ -6,7 +6,7 @@
 #include <QString>
 
 // ember_store does not link the engine; only this header-only base class is shared with it.
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember::store {
 

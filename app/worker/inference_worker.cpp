@@ -3,7 +3,7 @@
 #include <QThread>
 #include <exception>
 
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember::app {
 
@@ -66,6 +66,7 @@ void InferenceWorker::submit(const WorkerRequest& request) {
       emit pieceReady(key, QString::fromStdString(event.text), ms);
       return;
     }
+    if (event.kind != RequestEvent::Kind::Finished) return;
     running_.remove(key);
     const RequestStats stats = event.stats ? *event.stats : RequestStats{};
     if (stats.finishReason == FinishReason::Error)

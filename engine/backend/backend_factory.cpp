@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "backend/cpu/cpu_backend.h"
-#include "common/error.h"
+#include "ember/error.h"
 
 #if EMBER_WITH_CUDA
 #include "backend/cuda/cuda_backend_entry.h"

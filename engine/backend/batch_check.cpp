@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember::chat {
 

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember {
 

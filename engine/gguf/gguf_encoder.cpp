@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember::gguf {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "common/error.h"
+#include "ember/error.h"
 #include "gguf/ggml_types.h"
 #include "gguf/gguf_value.h"
 

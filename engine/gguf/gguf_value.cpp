@@ -3,7 +3,7 @@
 #include <limits>
 #include <string>
 
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember::gguf {
 

@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "common/checked_math.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "gguf/gguf_encoder.h"
 
 namespace ember::gguf {

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "common/checked_math.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "gguf/gguf_file.h"
 #include "model/model_config.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember::gguf {
 class GgufFile;

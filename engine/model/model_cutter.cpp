@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/checked_math.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "gguf/gguf_encoder.h"
 #include "gguf/gguf_file.h"
 

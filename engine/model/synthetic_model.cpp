@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "common/checked_math.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "gguf/gguf_encoder.h"
 #include "model/synthetic_quantize.h"
 #include "model/synthetic_vocabulary.h"

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "backend/cpu/quant/block_formats.h"
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember::model {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "common/error.h"
+#include "ember/error.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ember::model {

@@ -2,7 +2,7 @@
 
 #include <queue>
 
-#include "common/error.h"
+#include "ember/error.h"
 #include "tokenizer/byte_unicode.h"
 
 namespace ember {

@@ -1,6 +1,6 @@
 #include "tokenizer/bpe_tokenizer.h"
 
-#include "common/error.h"
+#include "ember/error.h"
 #include "tokenizer/byte_unicode.h"
 
 namespace ember {

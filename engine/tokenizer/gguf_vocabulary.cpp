@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-#include "common/error.h"
+#include "ember/error.h"
 #include "gguf/gguf_file.h"
 
 namespace ember {

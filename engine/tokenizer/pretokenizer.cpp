@@ -7,7 +7,7 @@
 #include <mutex>
 #include <utility>
 
-#include "common/error.h"
+#include "ember/error.h"
 #include "tokenizer/utf8.h"
 
 namespace ember {

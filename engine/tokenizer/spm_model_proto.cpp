@@ -3,7 +3,7 @@
 #include <bit>
 #include <cstring>
 
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember::spm {
 namespace {

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "common/error.h"
+#include "ember/error.h"
 #include "tokenizer/spm_model_proto.h"
 
 namespace ember {

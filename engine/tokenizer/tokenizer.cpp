@@ -4,7 +4,7 @@
 #include <array>
 #include <unordered_map>
 
-#include "common/error.h"
+#include "ember/error.h"
 #include "gguf/gguf_file.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/gguf_vocabulary.h"

@@ -93,7 +93,7 @@ say "built"
 # --- 3. Models: written here by our own tool (random weights in real shapes). ---
 models=/tmp/ember-gpu-models
 mkdir -p "$models"
-cli=$build/app/ember-cli
+cli=$build/bin/ember-cli
 "$cli" synth-model --shape smollm2-135m --type q4_0 --layers 4 --out "$models/synthetic-smollm2-135m-4layers-q4_0.gguf" ||
   summary "FAIL: synth-model smollm2-135m"
 export EMBER_MODELS_DIR=$models
@@ -115,7 +115,7 @@ fi
 
 # --- 5. The benchmark on Llama-3-8B-shaped models. ---
 if [ "${EMBER_GPU_SIMULATE:-0}" = 1 ]; then
-  "$build/app/ember-bench" gpu --model "$models/synthetic-smollm2-135m-4layers-q4_0.gguf" --json \
+  "$build/bin/ember-bench" gpu --model "$models/synthetic-smollm2-135m-4layers-q4_0.gguf" --json \
     --repetitions 1 > "$OUT/bench-simulated.jsonl"
   summary "ember-bench gpu (simulated, no device): exit $? ($(head -c 300 "$OUT/bench-simulated.jsonl"))"
 else
@@ -125,7 +125,7 @@ else
     "$cli" synth-model --shape llama3-8b --type "$type" --out "$model" || { summary "FAIL: synth-model llama3-8b $type"; continue; }
     "$cli" plan --model "$model" --context 2560 --sequences 1 | tee -a "$OUT/summary.txt"
     say "ember-bench gpu on $type"
-    timeout 180 "$build/app/ember-bench" gpu --model "$model" --json --repetitions "$repetitions" \
+    timeout 180 "$build/bin/ember-bench" gpu --model "$model" --json --repetitions "$repetitions" \
       | tee "$OUT/bench-llama3-8b-$type.jsonl"
     summary "ember-bench gpu $type: exit ${PIPESTATUS[0]}"
     rm -f "$model"  # 16 GB for F16: keep the disk free for the next one

@@ -3,7 +3,7 @@
 
 The cut file is written by our own tool first:
 
-    build/app/ember-cli cut-model --model ~/.cache/ember/models/SmolLM2-135M-Instruct.Q4_1.gguf \
+    build/bin/ember-cli cut-model --model ~/.cache/ember/models/SmolLM2-135M-Instruct.Q4_1.gguf \
         --layers 2 --out /tmp/SmolLM2-135M-Instruct.cut2.Q4_1.gguf
     ~/.cache/ember/venv-llamacpp/bin/python tests/tools/make_cut_model_reference.py \
         /tmp/SmolLM2-135M-Instruct.cut2.Q4_1.gguf

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "backend/cpu/quant/kernels.h"
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember::cpu {
 

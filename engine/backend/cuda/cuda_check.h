@@ -8,7 +8,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember::cuda {
 

@@ -6,7 +6,7 @@
 #include <bit>
 #include <string>
 
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember::cuda {
 namespace {

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/sampling/sampling_params.h"
+#include "ember/sampling_params.h"
 
 namespace ember {
 
@@ -23,6 +23,9 @@ enum class FinishReason { None, Eos, Stop, Length, Cancelled, Error };
 std::string_view finishReasonName(FinishReason reason);  // "eos", "stop", "length", ...
 
 struct GenerationRequest {
+  // Which model answers, for a Generator that serves several (a router, a remote server); empty:
+  // the generator's own (the one model an EngineHost has loaded).
+  std::string model;
   // Either chat messages, rendered with the model's chat template ({"role", "content"} objects
   // plus any fields the template reads), or a raw prompt tokenized as it is.
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
@@ -56,10 +59,22 @@ struct RequestStats {
 };
 
 struct RequestEvent {
-  enum class Kind { Text, Finished };
+  // Text: a piece of the answer. Progress: the prompt is being read (one per prompt chunk, and
+  // one when the request waits for a free slot). Finished: the last event, with the stats.
+  // Consumers ignore kinds they do not use; only Finished ends a request.
+  enum class Kind { Text, Progress, Finished };
   RequestId id = 0;
   Kind kind = Kind::Text;
   std::string text;  // Kind::Text: a piece of UTF-8 that never ends inside a character
+  // Kind::Text: the piece belongs to the model's reasoning section (<think>...</think>), not to
+  // the answer.
+  bool reasoning = false;
+  // Kind::Progress: prompt tokens done so far (cached ones included) of promptTokens, of which
+  // cachedPromptTokens were reused; waiting = true while queued behind other requests.
+  int32_t promptDone = 0;
+  int32_t promptTokens = 0;
+  int32_t cachedPromptTokens = 0;
+  bool waiting = false;
   Clock::time_point time;
   const RequestStats* stats = nullptr;  // Kind::Finished
 };

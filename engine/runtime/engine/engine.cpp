@@ -10,7 +10,7 @@
 
 #include "backend/backend_factory.h"
 #include "chat/template_resolver.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "gguf/gguf_file.h"
 #include "model/model_config.h"
 #include "runtime/engine/host_kv_spill.h"

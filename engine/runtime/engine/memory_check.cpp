@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "common/error.h"
+#include "ember/error.h"
 #include "model/model_config.h"
 
 namespace ember {

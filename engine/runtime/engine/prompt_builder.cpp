@@ -3,7 +3,7 @@
 #include <string>
 
 #include "chat/template_error.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "tokenizer/utf8.h"
 
 namespace ember {

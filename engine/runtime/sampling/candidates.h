@@ -4,7 +4,7 @@
 #include <span>
 #include <vector>
 
-#include "runtime/sampling/sampling_params.h"
+#include "ember/sampling_params.h"
 
 namespace ember::sampling {
 

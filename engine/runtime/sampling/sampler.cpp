@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "common/error.h"
+#include "ember/error.h"
 #include "runtime/sampling/stages.h"
 
 namespace ember {

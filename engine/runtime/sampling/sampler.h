@@ -9,7 +9,7 @@
 
 #include "runtime/sampling/candidates.h"
 #include "runtime/sampling/rng.h"
-#include "runtime/sampling/sampling_params.h"
+#include "ember/sampling_params.h"
 
 namespace ember {
 

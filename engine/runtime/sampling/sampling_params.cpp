@@ -1,4 +1,4 @@
-#include "runtime/sampling/sampling_params.h"
+#include "ember/sampling_params.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember {
 namespace {

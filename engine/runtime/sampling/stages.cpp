@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember::sampling {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "runtime/sampling/candidates.h"
-#include "runtime/sampling/sampling_params.h"
+#include "ember/sampling_params.h"
 
 namespace ember::sampling {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember {
 

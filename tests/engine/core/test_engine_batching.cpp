@@ -52,7 +52,7 @@ void runInto(Engine& engine, std::vector<GenerationRequest> requests,
   for (size_t i = 0; i < requests.size(); ++i)
     engine.addRequest(std::move(requests[i]), [&answers, i](const RequestEvent& e) {
       if (e.kind == RequestEvent::Kind::Text) answers[i].text += e.text;
-      else answers[i].stats = *e.stats;
+      else if (e.kind == RequestEvent::Kind::Finished) answers[i].stats = *e.stats;
     });
   while (engine.hasWork()) engine.step();
 }

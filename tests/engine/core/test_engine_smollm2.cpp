@@ -29,7 +29,7 @@ Run runOne(Engine& engine, GenerationRequest request) {
     if (e.kind == RequestEvent::Kind::Text) {
       run.text += e.text;
       run.pieces.push_back(e.text);
-    } else {
+    } else if (e.kind == RequestEvent::Kind::Finished) {
       run.stats = *e.stats;
     }
   });

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "backend/backend_factory.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "common/test_paths.h"
 #include "gguf/gguf_file.h"
 #include "model/model_config.h"

@@ -12,7 +12,7 @@
 
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/quant/block_formats.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "common/test_paths.h"
 #include "cpu_test_support.h"
 

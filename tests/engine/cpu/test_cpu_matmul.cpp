@@ -15,7 +15,7 @@
 
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/thread_pool.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "common/test_paths.h"
 #include "cpu_test_support.h"
 #include "gguf/gguf_file.h"

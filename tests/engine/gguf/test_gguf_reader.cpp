@@ -5,7 +5,7 @@
 #include <QtTest>
 #include <cstring>
 
-#include "common/error.h"
+#include "ember/error.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "gguf_test_support.h"

@@ -5,7 +5,7 @@
 #include <QtTest>
 #include <limits>
 
-#include "common/error.h"
+#include "ember/error.h"
 #include "common/test_paths.h"
 #include "gguf/gguf_file.h"
 #include "model/memory_plan.h"

@@ -13,7 +13,7 @@
 #include <numeric>
 #include <vector>
 
-#include "common/error.h"
+#include "ember/error.h"
 #include "runtime/sampling/rng.h"
 #include "runtime/sampling/sampler.h"
 

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <limits>
 
-#include "common/error.h"
-#include "runtime/sampling/sampling_params.h"
+#include "ember/error.h"
+#include "ember/sampling_params.h"
 
 using namespace ember;
 

@@ -12,7 +12,7 @@
 #include <limits>
 #include <vector>
 
-#include "common/error.h"
+#include "ember/error.h"
 #include "runtime/sampling/stages.h"
 
 using namespace ember;

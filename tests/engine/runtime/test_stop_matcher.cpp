@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/error.h"
+#include "ember/error.h"
 #include "runtime/sampling/stop_matcher.h"
 
 using namespace ember;

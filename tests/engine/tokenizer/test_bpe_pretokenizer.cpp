@@ -7,7 +7,7 @@
 #include <QJsonObject>
 #include <QtTest>
 
-#include "common/error.h"
+#include "ember/error.h"
 #include "common/test_paths.h"
 #include "tokenizer/pretokenizer.h"
 

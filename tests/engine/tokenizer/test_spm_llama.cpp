@@ -14,7 +14,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "common/error.h"
+#include "ember/error.h"
 #include "common/test_paths.h"
 #include "gguf/gguf_file.h"
 #include "tokenizer/gguf_vocabulary.h"

@@ -6,7 +6,7 @@
 
 #include "backend/cpu/quant/block_formats.h"
 #include "backend/cpu/quant/kernels.h"
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember::cpu::quant {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "backend/cpu/quant/kernels.h"
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember::cpu {
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <thread>
 
-#include "common/error.h"
+#include "ember/error.h"
 #include "runtime/sampling/rng.h"
 
 namespace ember::bench {

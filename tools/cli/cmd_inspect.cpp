@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_args.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "gguf/gguf_describe.h"
 #include "gguf/gguf_file.h"
 

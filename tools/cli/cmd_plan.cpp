@@ -11,7 +11,7 @@
 
 #include "backend/backend_factory.h"
 #include "cli_args.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "ember/engine.h"
 #include "gguf/gguf_file.h"
 #include "model/memory_plan.h"

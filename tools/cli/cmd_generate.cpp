@@ -5,7 +5,7 @@
 #include <string>
 
 #include "commands.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "engine_options.h"
 
 namespace ember::cli {
@@ -19,7 +19,7 @@ RequestStats runToEnd(Engine& engine, GenerationRequest request, std::string* an
       std::fwrite(e.text.data(), 1, e.text.size(), stdout);
       std::fflush(stdout);
       if (answer) *answer += e.text;
-    } else {
+    } else if (e.kind == RequestEvent::Kind::Finished) {
       stats = *e.stats;
     }
   });

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cli_args.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "gguf/gguf_file.h"
 #include "tokenizer/tokenizer.h"
 

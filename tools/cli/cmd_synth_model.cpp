@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "cli_args.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "model/synthetic_model.h"
 
 namespace ember::cli {

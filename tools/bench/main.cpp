@@ -17,13 +17,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../cli/cli_args.h"
+#include "cli/cli_args.h"
 #include "bench_batch.h"
 #include "bench_cuda.h"
 #include "bench_figures.h"
 #include "bench_report.h"
 #include "bench_turns.h"
-#include "common/error.h"
+#include "ember/error.h"
 
 using namespace ember;
 

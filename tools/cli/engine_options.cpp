@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cstdio>
 
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember::cli {
 namespace {

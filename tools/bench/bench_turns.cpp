@@ -6,7 +6,7 @@
 
 #include "bench_batch.h"
 #include "bench_figures.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "ember/engine.h"
 
 namespace ember::bench {

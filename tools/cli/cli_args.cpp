@@ -3,7 +3,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember::cli {
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "cli_args.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "gguf/gguf_file.h"
 #include "model/model_cutter.h"
 

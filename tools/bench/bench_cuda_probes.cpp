@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "bench_cuda.h"
-#include "common/error.h"
+#include "ember/error.h"
 
 namespace ember::bench {
 namespace {

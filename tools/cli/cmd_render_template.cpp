@@ -9,7 +9,7 @@
 #include "chat/chat_template.h"
 #include "chat/template_resolver.h"
 #include "cli_args.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "gguf/gguf_file.h"
 
 namespace ember::cli {

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "commands.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "engine_options.h"
 
 namespace ember::cli {

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "bench_figures.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "ember/engine.h"
 
 namespace ember::bench {

@@ -5,7 +5,7 @@
 
 #include "bench_turns.h"
 #include "chat/template_resolver.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "gguf/gguf_file.h"
 #include "runtime/engine/prompt_builder.h"
 #include "runtime/sampling/rng.h"

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "bench_figures.h"
-#include "common/error.h"
+#include "ember/error.h"
 #include "ember/engine.h"
 #include "gguf/gguf_file.h"
 #include "model/memory_plan.h"
