@@ -39,13 +39,34 @@ ember_install_packages() {
     "${missing[@]}" || die "apt-get install failed for: ${missing[*]}"
 }
 
+# Configures EMBER_BUILD_DIR once (extra arguments go to CMake); ccache is used when installed.
+ember_configure() {
+  [ -f "$EMBER_BUILD_DIR/CMakeCache.txt" ] && return
+  local launcher=()
+  if command -v ccache >/dev/null && [ -z "${CCACHE_DISABLE:-}" ]; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
+              -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  fi
+  log "configuring $EMBER_BUILD_DIR"
+  cmake -S "$EMBER_ROOT" -B "$EMBER_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "${launcher[@]}" "$@" || die "CMake configure failed"
+}
+
 # Configures (once) and builds the tree. Extra arguments go to the CMake configure step.
 ember_build() {
-  if [ ! -f "$EMBER_BUILD_DIR/CMakeCache.txt" ]; then
-    log "configuring $EMBER_BUILD_DIR"
-    cmake -S "$EMBER_ROOT" -B "$EMBER_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" \
-      || die "CMake configure failed"
-  fi
+  ember_configure "$@"
   log "building (this takes a few minutes the first time)"
   cmake --build "$EMBER_BUILD_DIR" -j"$(nproc)" || die "build failed"
+}
+
+# Sanitizer run-time options: stop at the first finding with a stack trace; known leaks and
+# races inside uninstrumented system libraries (Qt, fontconfig, Mesa) are suppressed by name.
+ember_sanitizer_environment() {
+  local supp="$EMBER_ROOT/tests/sanitizers"
+  export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
+  export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+  export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
+  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
+  # Qt's own plugins and fonts under Xvfb-less tests.
+  export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"
 }

@@ -1,14 +1,38 @@
 #!/usr/bin/env bash
-# Installs what is missing, fetches the reference models, builds Ember and runs every test.
+# Installs what is missing, fetches the reference models, builds Ember and runs every test:
+# the suite as built (build/), the CPU suite under ASan + UBSan (build-asan/), the threaded
+# tests under TSan (build-tsan/) and each fuzz harness for a minute (build-fuzz/).
 #   scripts/test.sh [ctest arguments...]     e.g. scripts/test.sh -L engine
 # Environment: EMBER_BUILD_DIR (default ./build), EMBER_MODELS_DIR (default ~/.cache/ember/models),
-# EMBER_TESTDATA (default ../shared/testdata).
+# EMBER_TESTDATA (default ../shared/testdata), EMBER_TEST_PARTS (default "plain asan tsan fuzz";
+# ctest arguments apply to the plain and asan parts), EMBER_FUZZ_SECONDS (default 60).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-ember_install_packages
-"$EMBER_ROOT/scripts/fetch-models.sh"
-ember_build -DEMBER_BUILD_TESTS=ON
-log "running the tests"
-cd "$EMBER_BUILD_DIR"
-ctest --output-on-failure --timeout 900 "$@"
+parts="${EMBER_TEST_PARTS:-plain asan tsan fuzz}"
+timings=()
+run_part() {
+  local name="$1"; shift
+  local start=$SECONDS
+  "$@"
+  timings+=("$name: $(( (SECONDS - start) / 60 ))m$(( (SECONDS - start) % 60 ))s")
+}
+
+plain() {
+  ember_install_packages
+  "$EMBER_ROOT/scripts/fetch-models.sh"
+  ember_build -DEMBER_BUILD_TESTS=ON
+  log "running the tests"
+  (cd "$EMBER_BUILD_DIR" && ctest --output-on-failure --timeout 900 "$@")
+}
+
+for part in $parts; do
+  case "$part" in
+    plain) run_part plain plain "$@" ;;
+    asan) run_part "asan+ubsan" bash "$EMBER_ROOT/scripts/ci-sanitize.sh" "$@" ;;
+    tsan) run_part tsan bash "$EMBER_ROOT/scripts/ci-tsan.sh" ;;
+    fuzz) run_part fuzz bash "$EMBER_ROOT/scripts/ci-fuzz.sh" ;;
+    *) die "unknown test part '$part' (plain, asan, tsan, fuzz)" ;;
+  esac
+done
+log "all parts passed: ${timings[*]}"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses of tests/fuzz with clang-14 + ASan + UBSan (build-fuzz) and
+# runs each one: first over its committed regression inputs (every crash ever found), then
+# fuzzing from its seed corpus for EMBER_FUZZ_SECONDS (default 60) each. A crash, a sanitizer
+# report, a leak, a timeout or running out of memory fails the script and leaves the input in
+# build-fuzz/findings/<harness>/.
+#   scripts/ci-fuzz.sh [harness...]       (default: all)
+# Environment: EMBER_FUZZ_BUILD_DIR (default ./build-fuzz), EMBER_FUZZ_SECONDS.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+EMBER_BUILD_DIR="${EMBER_FUZZ_BUILD_DIR:-$EMBER_ROOT/build-fuzz}"
+seconds="${EMBER_FUZZ_SECONDS:-60}"
+harnesses=("$@")
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_gguf fuzz_tokenizer_bpe fuzz_tokenizer_spm fuzz_chat_template)
+
+ember_install_packages clang-14 libfuzzer-14-dev
+"$EMBER_ROOT/scripts/fetch-models.sh"
+CC=clang-14 CXX=clang++-14 ember_configure -DEMBER_FUZZ=ON -DEMBER_SANITIZE=address \
+  -DEMBER_CUDA=OFF -DEMBER_BUILD_APP=OFF -DEMBER_BUILD_TESTS=OFF \
+  -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link
+log "building ${harnesses[*]}"
+cmake --build "$EMBER_BUILD_DIR" -j"$(nproc)" --target "${harnesses[@]}" || die "fuzz build failed"
+ember_sanitizer_environment
+
+fuzz_dir="$EMBER_ROOT/tests/fuzz"
+for h in "${harnesses[@]}"; do
+  name="${h#fuzz_}"
+  bin="$EMBER_BUILD_DIR/bin/$h"
+  findings="$EMBER_BUILD_DIR/findings/$h"
+  work="$EMBER_BUILD_DIR/corpus/$h"  # grows while fuzzing; the committed seeds stay as they are
+  mkdir -p "$findings" "$work"
+  if [ -d "$fuzz_dir/regressions/$name" ] && [ -n "$(ls -A "$fuzz_dir/regressions/$name")" ]; then
+    log "$h: replaying $(ls "$fuzz_dir/regressions/$name" | wc -l) regression inputs"
+    "$bin" -runs=0 "$fuzz_dir/regressions/$name"/* >"$findings/regressions.log" 2>&1 \
+      || { tail -40 "$findings/regressions.log"; die "$h fails on a regression input"; }
+  fi
+  log "$h: fuzzing for ${seconds}s"
+  "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2560 \
+    -artifact_prefix="$findings/" -print_final_stats=1 "$work" "$fuzz_dir/corpus/$name" \
+    >"$findings/fuzz.log" 2>&1 || { tail -60 "$findings/fuzz.log"; die "$h found a failing input (see $findings)"; }
+  grep -E "^stat::number_of_executed_units|^#[0-9]+ *DONE" "$findings/fuzz.log" | tail -2 || true
+done
+log "fuzzing: no findings"
