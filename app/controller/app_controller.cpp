@@ -233,6 +233,11 @@ void AppController::onFinished(const QString& key, const RequestStats& stats) {
   if (stats.droppedTurns > 0)
     note = tr("%n older message(s) were left out to fit the context window.", "",
               stats.droppedTurns);
+  if (!stats.templateWarning.empty()) {
+    if (!note.isEmpty()) note += QLatin1Char(' ');
+    note += tr("The model's chat template could not be used for this conversation: %1")
+                .arg(QString::fromStdString(stats.templateWarning));
+  }
   messages_.finishMessage(r.messageId, store::statusName(status), compactStatsLine(saved), note);
   log::request({key, saved.finishReason, stats.queueWaitMs, stats.tokenizeMs, stats.prefillMs,
                 stats.ttftMs, stats.totalMs, stats.decodeTokensPerSecond, stats.promptTokens,

@@ -30,6 +30,8 @@ store::MessageStats toMessageStats(const RequestStats& s, const QList<double>& t
   m.sampling = sampling;
   m.sampling.insert(QStringLiteral("seed"), QString::number(s.seed));
   if (s.droppedTurns > 0) m.sampling.insert(QStringLiteral("dropped_turns"), s.droppedTurns);
+  if (!s.templateWarning.empty())
+    m.sampling.insert(QStringLiteral("template_warning"), QString::fromStdString(s.templateWarning));
   m.seed = s.seed;
   m.model = model;
   m.backend = backend;

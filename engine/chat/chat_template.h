@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat/content_spans.h"
 #include "chat/render_options.h"
 #include "chat/template_error.h"
 
@@ -33,6 +34,19 @@ class ChatTemplate {
                      const RenderOptions& options = {}) const;
   // Convenience for callers holding nlohmann::json (its object keys are sorted).
   std::string render(const nlohmann::json& variables, const RenderOptions& options = {}) const;
+
+  // Rendered text and which of its bytes came from message content.
+  struct Marked {
+    std::string text;
+    ContentSpans spans;
+  };
+  // Renders with the strings of `markedMessages` (a JSON array of messages, the `messages`
+  // variable) marked: each message's content (a string, or the `text` of its content parts)
+  // and its reasoning_content. The result's spans say where those bytes landed in the output,
+  // whatever the template concatenated, trimmed or passed through macros and blocks on the
+  // way; text it rebuilt otherwise (upper(), replace(), split()) is no longer marked.
+  Marked renderMarked(const nlohmann::ordered_json& variables,
+                      const RenderOptions& options = {}) const;
 
   const std::string& source() const { return *source_; }
 
@@ -61,5 +75,10 @@ struct Conversation {
 nlohmann::ordered_json conversationVariables(const Conversation& conversation);
 std::string renderConversation(const ChatTemplate& chatTemplate, const Conversation& conversation,
                                const RenderOptions& options = {});
+// The same with each message's text marked (ChatTemplate::renderMarked); span sources are
+// message indices.
+ChatTemplate::Marked renderConversationMarked(const ChatTemplate& chatTemplate,
+                                              const Conversation& conversation,
+                                              const RenderOptions& options = {});
 
 }  // namespace ember::chat

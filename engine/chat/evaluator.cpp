@@ -106,11 +106,14 @@ Value Interpreter::evaluateNode(const Expr& expr, const ScopePtr& scope) {
     }
     case ExprKind::Concat: {
       std::string out;
+      ContentSpans spans;
       for (const auto& part : static_cast<const ConcatExpr&>(expr).parts) {
-        out += toPyStr(evaluate(*part, scope));
+        const Value v = evaluate(*part, scope);
+        appendSpans(spans, v.contentSpans(), out.size());
+        out += toPyStr(v);
         checkStringSize(out.size());
       }
-      return Value(std::move(out));
+      return Value::markedString(std::move(out), std::move(spans));
     }
     case ExprKind::Compare: return evaluateCompare(static_cast<const CompareExpr&>(expr), scope);
     case ExprKind::Conditional: {

@@ -25,7 +25,10 @@ Value trimFilter(Interpreter&, const Value& in, CallArgs& args) {
   Args a = bindArguments("trim", args, {"chars"});
   std::optional<std::string> chars;
   if (a[0] && !a[0]->isNone()) chars = str(*a[0]);
-  return Value(pyStrip(str(in), chars, StripSide::Both));
+  const std::string text = str(in);
+  std::string stripped = pyStrip(text, chars, StripSide::Both);
+  const size_t at = stripped.empty() ? 0 : text.find(stripped);  // the first kept byte
+  return in.isString() ? Value::substringOf(in, std::move(stripped), at) : Value(std::move(stripped));
 }
 
 Value upperFilter(Interpreter&, const Value& in, CallArgs& args) {

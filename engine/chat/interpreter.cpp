@@ -28,7 +28,7 @@ void Scope::set(std::string_view name, Value value) {
 
 Interpreter::Interpreter(const RenderOptions& options) : options_(options) {}
 
-std::string Interpreter::render(const TemplateAst& ast, const Dict& variables) {
+MarkedText Interpreter::render(const TemplateAst& ast, const Dict& variables) {
   // Breaks the cycles namespaces may form, however the render ends.
   struct NamespaceReleaser {
     std::vector<std::weak_ptr<Namespace>>& namespaces;
@@ -44,7 +44,7 @@ std::string Interpreter::render(const TemplateAst& ast, const Dict& variables) {
   auto root = std::make_shared<Scope>(globals);
   for (const auto& [key, value] : variables.entries)
     if (key.isString()) root->set(key.asString(), value);
-  std::string out;
+  MarkedText out;
   execute(ast.body, root, out);
   return out;
 }
@@ -90,15 +90,21 @@ std::tm Interpreter::now() const {
   return local;
 }
 
-void Interpreter::append(std::string& out, std::string_view text) {
-  if (out.size() + text.size() > options_.limits.maxOutputBytes)
+void Interpreter::append(MarkedText& out, std::string_view text) {
+  if (out.text.size() + text.size() > options_.limits.maxOutputBytes)
     throwLimit("the rendered text exceeds the limit of " +
                std::to_string(options_.limits.maxOutputBytes) + " bytes");
   workBytes_ += text.size();
   if (workBytes_ > options_.limits.maxWorkBytes)
     throwLimit("the template built more than " + std::to_string(options_.limits.maxWorkBytes) +
                " bytes of text");
-  out += text;
+  out.text += text;
+}
+
+void Interpreter::appendValue(MarkedText& out, const Value& value) {
+  const size_t at = out.text.size();
+  append(out, std::string_view(toPyStr(value)));
+  appendSpans(out.spans, value.contentSpans(), at);
 }
 
 Interpreter::DepthGuard::DepthGuard(Interpreter& interp) : interp_(interp) {
@@ -110,7 +116,7 @@ Interpreter::DepthGuard::DepthGuard(Interpreter& interp) : interp_(interp) {
   }
 }
 
-Interpreter::Flow Interpreter::execute(const Body& body, const ScopePtr& scope, std::string& out) {
+Interpreter::Flow Interpreter::execute(const Body& body, const ScopePtr& scope, MarkedText& out) {
   DepthGuard guard(*this);
   for (const auto& stmt : body) {
     Flow flow;
@@ -125,10 +131,10 @@ Interpreter::Flow Interpreter::execute(const Body& body, const ScopePtr& scope, 
   return Flow::Normal;
 }
 
-std::string Interpreter::renderBody(const Body& body, const ScopePtr& scope) {
-  std::string out;
+Value Interpreter::renderBody(const Body& body, const ScopePtr& scope) {
+  MarkedText out;
   execute(body, std::make_shared<Scope>(scope), out);
-  return out;
+  return Value::markedString(std::move(out.text), std::move(out.spans));
 }
 
 Value Interpreter::applyFilterChain(const std::vector<std::unique_ptr<FilterExpr>>& filters,
@@ -145,11 +151,11 @@ Value Interpreter::applyFilterChain(const std::vector<std::unique_ptr<FilterExpr
 }
 
 Interpreter::Flow Interpreter::executeStatement(const Stmt& stmt, const ScopePtr& scope,
-                                                std::string& out) {
+                                                MarkedText& out) {
   switch (stmt.kind) {
     case StmtKind::Text: append(out, static_cast<const TextStmt&>(stmt).text); break;
     case StmtKind::Output:
-      append(out, toPyStr(evaluate(*static_cast<const OutputStmt&>(stmt).expr, scope)));
+      appendValue(out, evaluate(*static_cast<const OutputStmt&>(stmt).expr, scope));
       break;
     case StmtKind::If: {
       const auto& s = static_cast<const IfStmt&>(stmt);
@@ -165,7 +171,7 @@ Interpreter::Flow Interpreter::executeStatement(const Stmt& stmt, const ScopePtr
     }
     case StmtKind::SetBlock: {
       const auto& s = static_cast<const SetBlockStmt&>(stmt);
-      assign(s.target, applyFilterChain(s.filters, Value(renderBody(s.body, scope)), scope), scope);
+      assign(s.target, applyFilterChain(s.filters, renderBody(s.body, scope), scope), scope);
       break;
     }
     case StmtKind::Macro: {
@@ -180,12 +186,12 @@ Interpreter::Flow Interpreter::executeStatement(const Stmt& stmt, const ScopePtr
       const Value callee = evaluate(*call.callee, scope);
       CallArgs args = evaluateArguments(call.args, scope);
       args.keywords.emplace_back("caller", caller);
-      append(out, toPyStr(this->call(callee, std::move(args))));
+      appendValue(out, this->call(callee, std::move(args)));
       break;
     }
     case StmtKind::FilterBlock: {
       const auto& s = static_cast<const FilterBlockStmt&>(stmt);
-      append(out, toPyStr(applyFilterChain(s.filters, Value(renderBody(s.body, scope)), scope)));
+      appendValue(out, applyFilterChain(s.filters, renderBody(s.body, scope), scope));
       break;
     }
     case StmtKind::With: {
@@ -205,7 +211,7 @@ Interpreter::Flow Interpreter::executeStatement(const Stmt& stmt, const ScopePtr
 // Each iteration gets its own scope: a `set` inside the body is gone at the next iteration
 // and after the loop, as in Jinja2.
 Interpreter::Flow Interpreter::executeFor(const ForStmt& stmt, const ScopePtr& scope,
-                                          std::string& out) {
+                                          MarkedText& out) {
   std::vector<Value> items = iterateValue(evaluate(*stmt.iterable, scope));
   if (stmt.filter) {
     std::vector<Value> kept;
@@ -302,9 +308,9 @@ Value Interpreter::callMacro(const MacroStmt& macro, const ScopePtr& closure, Ca
   scope->set("varargs", Value::makeTuple(std::move(extraPositional)));
   scope->set("kwargs", Value(std::move(extraKeywords)));
   if (!callerValue.isUndefined()) scope->set("caller", callerValue);
-  std::string out;
+  MarkedText out;
   execute(macro.body, scope, out);
-  return Value(std::move(out));
+  return Value::markedString(std::move(out.text), std::move(out.spans));
 }
 
 }  // namespace ember::chat

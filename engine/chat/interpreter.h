@@ -16,6 +16,12 @@ namespace ember::chat {
 
 class Namespace;
 
+// Rendered text and which of its bytes came from message content.
+struct MarkedText {
+  std::string text;
+  ContentSpans spans;
+};
+
 // One level of variables: the globals, the template's variables, a loop iteration, a macro
 // call. Lookups walk up to the parent; assignments stay in the level they are made in.
 class Scope {
@@ -34,7 +40,7 @@ class Interpreter {
  public:
   explicit Interpreter(const RenderOptions& options);
 
-  std::string render(const TemplateAst& ast, const Dict& variables);
+  MarkedText render(const TemplateAst& ast, const Dict& variables);
 
   // The operations below are Jinja2's environment operations, used by the evaluator and by
   // filters, methods and globals. Errors are thrown as TemplateError without a position; the
@@ -60,12 +66,13 @@ class Interpreter {
   enum class Flow { Normal, Break, Continue };
 
   // Statements (interpreter.cpp).
-  Flow execute(const Body& body, const ScopePtr& scope, std::string& out);
-  Flow executeStatement(const Stmt& stmt, const ScopePtr& scope, std::string& out);
-  Flow executeFor(const ForStmt& stmt, const ScopePtr& scope, std::string& out);
+  Flow execute(const Body& body, const ScopePtr& scope, MarkedText& out);
+  Flow executeStatement(const Stmt& stmt, const ScopePtr& scope, MarkedText& out);
+  Flow executeFor(const ForStmt& stmt, const ScopePtr& scope, MarkedText& out);
   void assign(const AssignTarget& target, const Value& value, const ScopePtr& scope);
-  void append(std::string& out, std::string_view text);
-  std::string renderBody(const Body& body, const ScopePtr& scope);
+  void append(MarkedText& out, std::string_view text);
+  void appendValue(MarkedText& out, const Value& value);  // str(value), keeping its content spans
+  Value renderBody(const Body& body, const ScopePtr& scope);  // a string with content spans
   Value applyFilterChain(const std::vector<std::unique_ptr<FilterExpr>>& filters, Value input,
                          const ScopePtr& scope);
 

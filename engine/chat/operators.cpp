@@ -140,7 +140,9 @@ Value binaryOperation(Interpreter& interp, BinaryOp op, const Value& a, const Va
   if (op == BinaryOp::Add) {
     if (a.isString() && b.isString()) {
       interp.checkStringSize(a.asString().size() + b.asString().size());
-      return Value(a.asString() + b.asString());
+      ContentSpans spans = a.contentSpans();
+      appendSpans(spans, b.contentSpans(), a.asString().size());
+      return Value::markedString(a.asString() + b.asString(), std::move(spans));
     }
     if (a.isList() && b.isList() && a.isTuple() == b.isTuple()) {
       interp.checkListSize(a.items().size() + b.items().size());

@@ -48,7 +48,10 @@ std::optional<std::string> stripChars(const std::optional<Value>& v, std::string
 
 Value stripMethod(const Value& self, CallArgs& args, std::string_view name, StripSide side) {
   auto a = bindArguments(name, args, {"chars"});
-  return Value(pyStrip(self.asString(), stripChars(a[0], name), side));
+  std::string stripped = pyStrip(self.asString(), stripChars(a[0], name), side);
+  // The kept bytes start at the first one not stripped, which find() meets first.
+  const size_t at = stripped.empty() ? 0 : self.asString().find(stripped);
+  return Value::substringOf(self, std::move(stripped), at);
 }
 
 bool isLineBreak(char32_t c) {

@@ -50,17 +50,23 @@ std::string tokenText(const gguf::GgufFile& file, const gguf::Value* tokens, con
 
 std::string ResolvedTemplate::render(Conversation conversation, const RenderOptions& options,
                                      std::string* warning) const {
+  return renderMarked(std::move(conversation), options, warning).text;
+}
+
+ChatTemplate::Marked ResolvedTemplate::renderMarked(Conversation conversation,
+                                                    const RenderOptions& options,
+                                                    std::string* warning) const {
   conversation.bosToken = bosToken;
   conversation.eosToken = eosToken;
   try {
-    return renderConversation(chatTemplate, conversation, options);
+    return renderConversationMarked(chatTemplate, conversation, options);
   } catch (const TemplateError& e) {
     const bool replaceable =
         e.kind() == TemplateErrorKind::Unsupported || e.kind() == TemplateErrorKind::Limit;
     const BuiltinTemplate* builtin = findBuiltinTemplate(family);
     if (isFallback || !replaceable || !builtin) throw;
-    std::string text =
-        renderConversation(ChatTemplate::parse(builtin->source), conversation, options);
+    ChatTemplate::Marked text =
+        renderConversationMarked(ChatTemplate::parse(builtin->source), conversation, options);
     if (warning)
       *warning = "the model's chat template cannot render this conversation (" +
                  std::string(e.what()) + "); used the built-in '" + family + "' template instead.";

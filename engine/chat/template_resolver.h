@@ -29,6 +29,9 @@ struct ResolvedTemplate {
   // given, says so. Other failures, such as the template's own raise_exception, propagate.
   std::string render(Conversation conversation, const RenderOptions& options = {},
                      std::string* warning = nullptr) const;
+  // The same, saying which output bytes came from message content (renderConversationMarked).
+  ChatTemplate::Marked renderMarked(Conversation conversation, const RenderOptions& options = {},
+                                    std::string* warning = nullptr) const;
 };
 
 ResolvedTemplate resolveChatTemplate(const gguf::GgufFile& file);

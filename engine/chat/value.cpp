@@ -35,6 +35,22 @@ void throwUndefined(const Value& v) {
 Value Value::makeList(std::vector<Value> items) { return Value(List{std::move(items), false}); }
 Value Value::makeTuple(std::vector<Value> items) { return Value(List{std::move(items), true}); }
 
+Value Value::markedString(std::string s, ContentSpans spans) {
+  Value v(std::move(s));
+  if (!spans.empty()) v.spans_ = std::make_shared<const ContentSpans>(std::move(spans));
+  return v;
+}
+
+Value Value::substringOf(const Value& source, std::string s, size_t begin) {
+  const size_t end = begin + s.size();
+  return markedString(std::move(s), sliceSpans(source.contentSpans(), begin, end));
+}
+
+const ContentSpans& Value::contentSpans() const {
+  static const ContentSpans kNone;
+  return spans_ && isString() ? *spans_ : kNone;
+}
+
 bool Value::isTuple() const { return isList() && asList().isTuple; }
 
 bool Value::isCallable() const { return isObject() && asObject()->isCallable(); }

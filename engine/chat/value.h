@@ -12,6 +12,8 @@
 #include <variant>
 #include <vector>
 
+#include "chat/content_spans.h"
+
 namespace ember::chat {
 
 struct List;
@@ -45,6 +47,11 @@ class Value {
   static Value unsafe(std::string message);
   static Value makeList(std::vector<Value> items);
   static Value makeTuple(std::vector<Value> items);
+  // A string whose bytes in `spans` came from message content (see content_spans.h).
+  static Value markedString(std::string s, ContentSpans spans);
+  // A string made of bytes [begin, begin + s.size()) of `source` (a string), keeping the spans
+  // of those bytes: trimming and stripping keep what was message content marked.
+  static Value substringOf(const Value& source, std::string s, size_t begin);
 
   Kind kind() const { return static_cast<Kind>(data_.index()); }
   bool isUndefined() const { return kind() == Kind::Undefined; }
@@ -78,6 +85,8 @@ class Value {
   std::string typeName() const;  // Python type(x).__name__: str, int, dict, NoneType, ...
   // Identity for Jinja's `sameas` test: same shared storage for containers and objects.
   bool sameAs(const Value& other) const;
+  // The message-content spans of a string; empty for anything else or unmarked text.
+  const ContentSpans& contentSpans() const;
 
  private:
   struct UndefinedReason {
@@ -88,6 +97,7 @@ class Value {
   std::variant<UndefinedInfo, std::nullptr_t, bool, int64_t, double, std::string,
                std::shared_ptr<const List>, std::shared_ptr<const Dict>, std::shared_ptr<Object>>
       data_;
+  std::shared_ptr<const ContentSpans> spans_;  // strings only; null when unmarked
 };
 
 struct List {

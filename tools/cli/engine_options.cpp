@@ -84,6 +84,7 @@ nlohmann::ordered_json statsJson(const RequestStats& s) {
   j["preemptions"] = s.preemptions;
   j["generated_tokens"] = s.generatedTokens;
   j["dropped_turns"] = s.droppedTurns;
+  if (!s.templateWarning.empty()) j["template_warning"] = s.templateWarning;
   j["queue_wait_ms"] = s.queueWaitMs;
   j["tokenize_ms"] = s.tokenizeMs;
   j["prefill_ms"] = s.prefillMs;
@@ -110,6 +111,7 @@ std::string statsLine(const RequestStats& s) {
                 percentile(s.interTokenMs, 95), static_cast<unsigned long long>(s.seed));
   std::string out = line;
   if (s.droppedTurns > 0) out += " | " + std::to_string(s.droppedTurns) + " oldest messages left out";
+  if (!s.templateWarning.empty()) out += " | warning: " + s.templateWarning;
   if (!s.error.empty()) out += " | error: " + s.error;
   return out;
 }

@@ -52,6 +52,9 @@ struct RequestStats {
   int32_t cachedPromptTokens = 0;  // prompt tokens whose KV was reused (prefix caching)
   int32_t generatedTokens = 0;
   int32_t droppedTurns = 0;  // oldest turns left out to fit the context window
+  // Set when the model's chat template could not render this conversation and a built-in
+  // template was used instead: what failed and which template was used (shown to the user).
+  std::string templateWarning;
   int32_t preemptions = 0;   // times its KV blocks were taken back and it was computed again
   FinishReason finishReason = FinishReason::None;
   std::string error;         // set when finishReason == Error

@@ -139,6 +139,7 @@ RequestId Engine::addRequest(GenerationRequest request, EventSink sink) {
   s->detokenizer = std::make_unique<IncrementalDetokenizer>(*d.tokenizer);
   s->stopMatcher = std::make_unique<StopMatcher>(request.sampling.stop);
   s->stats.droppedTurns = prompt.droppedTurns;
+  s->stats.templateWarning = prompt.templateWarning;
   s->stats.promptTokens = s->promptLength;
   s->stats.seed = s->sampler->seedUsed();
   s->submitted = Clock::now();
