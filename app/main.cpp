@@ -11,7 +11,11 @@
 #include <QStandardPaths>
 #include <QtQml/qqmlextensionplugin.h>
 
+#include <cstdio>
+#include <string_view>
+
 #include "controller/app_controller.h"
+#include "ember/version.h"
 #include "controller/ui_test_hook.h"
 #include "logging/app_log.h"
 
@@ -61,9 +65,31 @@ void applyColorSchemeOverride() {
   QGuiApplication::setPalette(p);
 }
 
+// --version and --help need no display: answered before the GUI starts.
+int answerWithoutDisplay(int argc, char* argv[]) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a(argv[i]);
+    if (a == "--version" || a == "-v") {
+      std::puts(EMBER_VERSION_LINE("ember"));
+      return 0;
+    }
+    if (a == "--help" || a == "-h") {
+      std::puts("Usage: ember [--model FILE.gguf]\n"
+                "Chat with local language models.\n\n"
+                "Options:\n"
+                "  --model FILE.gguf  The GGUF model to load (default: the model used last).\n"
+                "  -h, --help         Displays this help.\n"
+                "  -v, --version      Displays version information.");
+      return 0;
+    }
+  }
+  return -1;
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
+  if (const int rc = answerWithoutDisplay(argc, argv); rc >= 0) return rc;
   QGuiApplication app(argc, argv);
   app.setApplicationName(QStringLiteral("ember"));
   app.setApplicationDisplayName(QStringLiteral("Ember"));

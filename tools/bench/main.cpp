@@ -24,6 +24,7 @@
 #include "bench_report.h"
 #include "bench_turns.h"
 #include "ember/error.h"
+#include "ember/version.h"
 
 using namespace ember;
 
@@ -117,6 +118,17 @@ int run(const std::vector<std::string>& raw) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  for (const auto& a : args) {
+    if (a == "--version" || a == "-V") {
+      std::puts(EMBER_VERSION_LINE("ember-bench"));
+      return 0;
+    }
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  }
   try {
     return run(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const std::exception& e) {

@@ -41,6 +41,7 @@ int runGenerate(const Args& raw) {
   const ParsedArgs args(raw, valueOptions, {"--json"});
   GenerationRequest request;
   request.sampling = samplingFrom(args);
+  request.reportPromptIds = args.flag("--json");
   if (auto prompt = args.value("--prompt")) {
     request.prompt = *prompt;
   } else if (auto messages = args.value("--messages")) {

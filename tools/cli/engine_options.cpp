@@ -85,6 +85,7 @@ nlohmann::ordered_json statsJson(const RequestStats& s) {
   j["generated_tokens"] = s.generatedTokens;
   j["dropped_turns"] = s.droppedTurns;
   if (!s.templateWarning.empty()) j["template_warning"] = s.templateWarning;
+  if (!s.promptIds.empty()) j["prompt_ids"] = s.promptIds;
   j["queue_wait_ms"] = s.queueWaitMs;
   j["tokenize_ms"] = s.tokenizeMs;
   j["prefill_ms"] = s.prefillMs;

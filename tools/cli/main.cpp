@@ -1,14 +1,17 @@
 // ember-cli: dispatches to the subcommands in commands.h.
 #include <cstdio>
+#include <algorithm>
 #include <exception>
+#include <string>
 #include <string_view>
 
 #include "commands.h"
+#include "ember/version.h"
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: ember-cli <command> [options]\n"
+    "usage: ember-cli <command> [options]      ember-cli <command> --help      ember-cli --version\n"
     "  inspect FILE.gguf [--json]\n"
     "  tokenize --vocab FILE.gguf (--text S | --text-file F) [--special] [--add-bos]\n"
     "  detokenize --vocab FILE.gguf --ids \"1 2 3\" [--special]\n"
@@ -25,6 +28,30 @@ constexpr const char* kUsage =
     "              --out FILE [--seed S] [--threads N]\n"
     "  cut-model --model IN.gguf --layers N --out OUT.gguf\n";
 
+// The usage lines of one command (its first line and the continuation lines under it).
+std::string commandUsage(std::string_view command) {
+  const std::string_view all(kUsage);
+  std::string out;
+  bool inside = false;
+  size_t at = 0;
+  while (at < all.size()) {
+    const size_t end = std::min(all.find('\n', at), all.size());
+    const std::string_view line = all.substr(at, end - at);
+    at = end + 1;
+    const bool continuation = line.rfind("    ", 0) == 0;
+    if (!continuation) inside = line.rfind("  " + std::string(command) + " ", 0) == 0 ||
+                                line == "  " + std::string(command);
+    if (inside) out += std::string(line) + "\n";
+  }
+  return out.empty() ? std::string() : "usage: ember-cli\n" + out;
+}
+
+bool asksForHelp(const ember::cli::Args& args) {
+  for (const auto& a : args)
+    if (a == "--help" || a == "-h") return true;
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -34,6 +61,17 @@ int main(int argc, char** argv) {
   }
   const std::string_view command = argv[1];
   const ember::cli::Args args(argv + 2, argv + argc);
+  if (command == "--version" || command == "-V") {
+    std::puts(EMBER_VERSION_LINE("ember-cli"));
+    return 0;
+  }
+  if (asksForHelp(args)) {
+    const std::string usage = commandUsage(command);
+    if (!usage.empty()) {
+      std::fputs(usage.c_str(), stdout);
+      return 0;
+    }
+  }
   try {
     if (command == "inspect") return ember::cli::runInspect(args);
     if (command == "tokenize") return ember::cli::runTokenize(args);

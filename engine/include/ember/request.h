@@ -34,6 +34,7 @@ struct GenerationRequest {
   nlohmann::ordered_json tools;  // null: none
   SamplingParams sampling;
   bool ignoreEndOfGeneration = false;  // benchmarks: always generate maxTokens tokens
+  bool reportPromptIds = false;  // copy the prompt's token ids into RequestStats.promptIds
   // Called on the engine's thread with the next-token logits (vocab) before each sample; for
   // log-probabilities and for checks that cached and cold prompts compute the same thing.
   std::function<void(std::span<const float>)> logitsObserver;
@@ -55,6 +56,7 @@ struct RequestStats {
   // Set when the model's chat template could not render this conversation and a built-in
   // template was used instead: what failed and which template was used (shown to the user).
   std::string templateWarning;
+  std::vector<int32_t> promptIds;  // the prompt as tokenized, when the request asked for it
   int32_t preemptions = 0;   // times its KV blocks were taken back and it was computed again
   FinishReason finishReason = FinishReason::None;
   std::string error;         // set when finishReason == Error

@@ -140,6 +140,7 @@ RequestId Engine::addRequest(GenerationRequest request, EventSink sink) {
   s->stopMatcher = std::make_unique<StopMatcher>(request.sampling.stop);
   s->stats.droppedTurns = prompt.droppedTurns;
   s->stats.templateWarning = prompt.templateWarning;
+  if (request.reportPromptIds) s->stats.promptIds = prompt.tokens;
   s->stats.promptTokens = s->promptLength;
   s->stats.seed = s->sampler->seedUsed();
   s->submitted = Clock::now();
