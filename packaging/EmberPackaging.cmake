@@ -49,17 +49,18 @@ add_custom_command(OUTPUT ${changelog}
   COMMAND ${EMBER_GZIP} -9n -c ${pkg}/changelog > ${changelog}
   DEPENDS ${pkg}/changelog VERBATIM)
 add_custom_target(ember_changelog ALL DEPENDS ${changelog})
-install(FILES ${changelog} DESTINATION ${CMAKE_INSTALL_DOCDIR})
-install(FILES ${pkg}/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${changelog} ${pkg}/copyright DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/ember)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME ember)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_PACKAGE_CONTACT "The Ember developers <ember@localhost>")
+set(EMBER_PACKAGE_MAINTAINER "The Ember developers <ember-developers@users.noreply.github.com>"
+    CACHE STRING "Maintainer field of the .deb")
+set(CPACK_PACKAGE_CONTACT "${EMBER_PACKAGE_MAINTAINER}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "chat with local language models")
-set(CPACK_PACKAGE_DESCRIPTION "Ember is a desktop chat app for language models stored as GGUF
-files, run on this computer by its own inference engine. It includes ember-cli, which runs
-the same engine from a terminal.")
+set(CPACK_PACKAGE_DESCRIPTION "Ember is a desktop chat app for language models stored as
+GGUF files, run on this computer by its own inference engine. It includes
+ember-cli, which runs the same engine from a terminal.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # ember_<version>_amd64.deb

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Installs what is missing, fetches the reference models, builds Ember and runs every test:
 # the suite as built (build/), the CPU suite under ASan + UBSan (build-asan/), the threaded
-# tests under TSan (build-tsan/) and each fuzz harness for a minute (build-fuzz/).
+# tests under TSan (build-tsan/), each fuzz harness for a minute (build-fuzz/), and the .deb
+# built, installed, run and purged (build-package/, needs root).
 #   scripts/test.sh [ctest arguments...]     e.g. scripts/test.sh -L engine
 # Environment: EMBER_BUILD_DIR (default ./build), EMBER_MODELS_DIR (default ~/.cache/ember/models),
-# EMBER_TESTDATA (default ../shared/testdata), EMBER_TEST_PARTS (default "plain asan tsan fuzz";
+# EMBER_TESTDATA (default ../shared/testdata), EMBER_TEST_PARTS (default "plain asan tsan fuzz package";
 # ctest arguments apply to the plain and asan parts), EMBER_FUZZ_SECONDS (default 60).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-parts="${EMBER_TEST_PARTS:-plain asan tsan fuzz}"
+parts="${EMBER_TEST_PARTS:-plain asan tsan fuzz package}"
 timings=()
 run_part() {
   local name="$1"; shift
@@ -32,7 +33,8 @@ for part in $parts; do
     asan) run_part "asan+ubsan" bash "$EMBER_ROOT/scripts/ci-sanitize.sh" "$@" ;;
     tsan) run_part tsan bash "$EMBER_ROOT/scripts/ci-tsan.sh" ;;
     fuzz) run_part fuzz bash "$EMBER_ROOT/scripts/ci-fuzz.sh" ;;
-    *) die "unknown test part '$part' (plain, asan, tsan, fuzz)" ;;
+    package) run_part package bash "$EMBER_ROOT/scripts/ci-package.sh" ;;
+    *) die "unknown test part '$part' (plain, asan, tsan, fuzz, package)" ;;
   esac
 done
 log "all parts passed: ${timings[*]}"

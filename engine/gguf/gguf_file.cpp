@@ -236,4 +236,8 @@ const TensorInfo* GgufFile::findTensor(const std::string& name) const {
   return it == tensorIndex_.end() ? nullptr : &tensors_[it->second];
 }
 
+bool GgufFile::dataLost() const { return mapping_ && mapping_->lostPages(); }
+
+bool GgufFile::changedOnDisk() const { return mapping_ && mapping_->changedOnDisk(); }
+
 }  // namespace ember::gguf

@@ -55,6 +55,11 @@ class GgufFile {
   GgufFile& operator=(const GgufFile&) = delete;
 
   const std::string& path() const { return path_; }
+  // The mapped file shrank under the process and some tensor bytes read since were zeros (see
+  // MappedFile); the model must be loaded again. Always false for in-memory buffers.
+  bool dataLost() const;
+  // The file at path() is no longer the one that was opened (replaced, rewritten or gone).
+  bool changedOnDisk() const;
   uint32_t version() const { return version_; }
   uint64_t alignment() const { return alignment_; }
   // Absolute offset of the tensor data section (at most fileSize(): a file without tensors may

@@ -25,6 +25,11 @@ namespace ember {
 
 namespace {
 
+std::string modelFileLostMessage(const std::string& path) {
+  return "the model file " + path + " was cut short or rewritten while in use (a download " +
+         "over it?); load the model again";
+}
+
 // The host-RAM tier's budget for an EngineOptions::hostKvCacheBytes setting.
 int64_t hostKvBudget(int64_t setting, const std::string& backendName) {
   if (setting >= 0) return setting;
@@ -123,6 +128,7 @@ std::unique_ptr<Engine> Engine::load(const EngineOptions& options) {
 RequestId Engine::addRequest(GenerationRequest request, EventSink sink) {
   Impl& d = *impl_;
   const auto begin = Clock::now();
+  if (d.file->dataLost()) throw Error(modelFileLostMessage(d.file->path()));
   const int32_t context = d.options.contextLength;
   validate(request.sampling, d.backend->vocabSize(), context);
   auto s = std::make_unique<Sequence>();
@@ -193,6 +199,12 @@ void Engine::step() {
     d.runner->execute(plan);
   } catch (const std::exception& e) {
     for (const ScheduledWork& w : plan) d.finish(*w.sequence, FinishReason::Error, e.what());
+    return;
+  }
+  // The model file was cut short under the mapping: this step read zeros for some weights.
+  if (d.file->dataLost()) {
+    for (const ScheduledWork& w : plan)
+      d.finish(*w.sequence, FinishReason::Error, modelFileLostMessage(d.file->path()));
     return;
   }
   for (size_t i = 0; i < plan.size(); ++i) {

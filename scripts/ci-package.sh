@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Builds the .deb (scripts/package.sh), installs it on this machine with its dependencies,
+# checks the installed programs from /usr/bin (ember --version without a display, ember-cli
+# inspect on the default model, ember-serve --help when packaged, the app under Xvfb until its
+# window shows and answers one message), then purges it and checks no file of it is left.
+# Needs root (CI machines are throwaway); refuses to replace an ember installed otherwise.
+#   scripts/ci-package.sh
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+[ "$(id -u)" -eq 0 ] || die "installs a package: run as root (CI) or skip this part"
+if dpkg-query -W -f='${Status}' ember 2>/dev/null | grep -q 'install ok installed'; then
+  die "an ember package is already installed; remove it first"
+fi
+"$EMBER_ROOT/scripts/fetch-models.sh"
+deb="$(bash "$EMBER_ROOT/scripts/package.sh" | tail -1)"
+[ -f "$deb" ] || die "no package was built"
+log "installing $deb"
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$deb" >/dev/null \
+  || die "the package does not install"
+files="$(mktemp)"
+trap 'rm -f "$files"' EXIT
+dpkg -L ember | while read -r f; do [ -f "$f" ] && echo "$f"; done >"$files"
+grep -qx /usr/bin/ember "$files" && grep -qx /usr/bin/ember-cli "$files" || die "programs missing"
+
+log "ember --version (no display)"
+env -u DISPLAY -u WAYLAND_DISPLAY /usr/bin/ember --version | grep -E '^ember [0-9.]+ \(commit ' \
+  || die "ember --version"
+/usr/bin/ember-cli --version | grep -q '^ember-cli ' || die "ember-cli --version"
+log "ember-cli inspect on the default model"
+/usr/bin/ember-cli inspect "$EMBER_MODELS_DIR/SmolLM2-135M-Instruct.Q4_1.gguf" | grep -q llama \
+  || die "ember-cli inspect"
+if [ -x /usr/bin/ember-serve ]; then
+  /usr/bin/ember-serve --help >/dev/null || die "ember-serve --help"
+fi
+
+log "the app under Xvfb: its window shows and answers"
+home="$(mktemp -d)"
+out="$home/report"
+mkdir -p "$out"
+HOME="$home" XDG_DATA_HOME="$home/.local/share" EMBER_TEST_AUTOSEND="Hi" EMBER_TEST_MAX_TOKENS=4 \
+  EMBER_TEST_OUTPUT_DIR="$out" timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" /usr/bin/ember \
+  || die "the installed app did not start, show its window and answer"
+[ -s "$out/report.json" ] && [ -s "$out/screenshot.png" ] || die "the app wrote no report"
+rm -rf "$home"
+
+log "purging the package"
+DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq ember >/dev/null || die "purge failed"
+left=0
+while read -r f; do
+  if [ -e "$f" ]; then echo "left behind: $f"; left=1; fi
+done <"$files"
+[ "$left" -eq 0 ] || die "files of the package are left after purge"
+log "package: installs, runs and uninstalls cleanly"
