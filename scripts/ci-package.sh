@@ -13,23 +13,30 @@ if dpkg-query -W -f='${Status}' ember 2>/dev/null | grep -q 'install ok installe
   die "an ember package is already installed; remove it first"
 fi
 "$EMBER_ROOT/scripts/fetch-models.sh"
+# On a machine without nvcc (a stock CI machine) the plain build is the CPU build the package
+# wants: package from it instead of building everything a second time.
+if [ -f "$EMBER_BUILD_DIR/CMakeCache.txt" ] && ! grep -q '^CMAKE_CUDA_COMPILER:[A-Z]*=/' "$EMBER_BUILD_DIR/CMakeCache.txt"; then
+  export EMBER_PACKAGE_BUILD_DIR="${EMBER_PACKAGE_BUILD_DIR:-$EMBER_BUILD_DIR}"
+fi
 deb="$(bash "$EMBER_ROOT/scripts/package.sh" | tail -1)"
 [ -f "$deb" ] || die "no package was built"
 log "installing $deb"
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$deb" >/dev/null \
   || die "the package does not install"
 files="$(mktemp)"
-trap 'rm -f "$files"' EXIT
+# However the checks end, the package does not stay installed.
+trap 'rm -f "$files"; dpkg-query -W ember >/dev/null 2>&1 && apt-get purge -y -qq ember >/dev/null 2>&1 || true' EXIT
 dpkg -L ember | while read -r f; do [ -f "$f" ] && echo "$f"; done >"$files"
 grep -qx /usr/bin/ember "$files" && grep -qx /usr/bin/ember-cli "$files" || die "programs missing"
 
 log "ember --version (no display)"
-env -u DISPLAY -u WAYLAND_DISPLAY /usr/bin/ember --version | grep -E '^ember [0-9.]+ \(commit ' \
-  || die "ember --version"
-/usr/bin/ember-cli --version | grep -q '^ember-cli ' || die "ember-cli --version"
+version="$(env -u DISPLAY -u WAYLAND_DISPLAY /usr/bin/ember --version)" || die "ember --version"
+grep -qE '^ember [0-9.]+ \(commit ' <<<"$version" || die "ember --version printed: $version"
+grep -q '^ember-cli ' <<<"$(/usr/bin/ember-cli --version)" || die "ember-cli --version"
 log "ember-cli inspect on the default model"
-/usr/bin/ember-cli inspect "$EMBER_MODELS_DIR/SmolLM2-135M-Instruct.Q4_1.gguf" | grep -q llama \
+inspect="$(/usr/bin/ember-cli inspect "$EMBER_MODELS_DIR/SmolLM2-135M-Instruct.Q4_1.gguf")" \
   || die "ember-cli inspect"
+grep -q '^architecture: *llama' <<<"$inspect" || die "ember-cli inspect: no architecture line"
 if [ -x /usr/bin/ember-serve ]; then
   /usr/bin/ember-serve --help >/dev/null || die "ember-serve --help"
 fi
