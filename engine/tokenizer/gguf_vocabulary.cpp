@@ -138,8 +138,13 @@ GgufVocabulary readGgufVocabulary(const gguf::GgufFile& file) {
   special.pad = readSpecialId(file, "padding_token_id", n);
   special.sep = readSpecialId(file, "seperator_token_id", n);  // sic: GGUF's spelling
   // SentencePiece models and Llama 3 start every prompt with BOS unless the file says otherwise.
+  // (llama.cpp's list: the Llama 3 family's pre-tokenizer names, tekken and chameleon.)
+  static constexpr std::array<std::string_view, 11> kBosByDefault = {
+      "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral",
+      "midm-2.0", "lfm2", "jina-v5-nano", "tekken", "chameleon"};
   const bool bosByDefault =
-      vocab.model == "llama" || vocab.pre == "llama-bpe" || vocab.pre == "llama3";
+      vocab.model == "llama" ||
+      std::find(kBosByDefault.begin(), kBosByDefault.end(), vocab.pre) != kBosByDefault.end();
   special.addBos = file.findBool(key("add_bos_token")).value_or(bosByDefault);
   special.addEos = file.findBool(key("add_eos_token")).value_or(false);
   addEndOfGenerationTokens(special, vocab.tokens, vocab.types);
