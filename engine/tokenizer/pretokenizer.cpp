@@ -199,10 +199,6 @@ PreTokenizer PreTokenizer::forName(std::string_view preName) {
   if (const auto* known = pretokenizer_rules::findName(preName)) {
     return ofType(known->type, known->ignoreMerges);
   }
-  if (const auto* refused = pretokenizer_rules::findUnsupported(preName)) {
-    throw Error("the pre-tokenizer '" + std::string(preName) +
-                "' (tokenizer.ggml.pre) is not supported: " + std::string(refused->why));
-  }
   throw Error("unknown pre-tokenizer '" + std::string(preName) +
               "' (tokenizer.ggml.pre); its split rules are not known, so the text cannot be "
               "tokenized as the model expects");

@@ -19,7 +19,7 @@ class PreTokenizer {
  public:
   // The rules for a tokenizer.ggml.pre value, mapped as llama.cpp maps it. An empty value gets
   // llama.cpp's "default" rules, as llama.cpp does. Throws ember::Error naming the value when it
-  // is unknown, or known but not supported here (and why); never falls back to other rules.
+  // is unknown; never falls back to other rules.
   static PreTokenizer forName(std::string_view preName);
   // The rules of one llama.cpp pre-tokenizer type by its type name ("gpt2", "llama3", ...).
   // Throws ember::Error for an unknown type.

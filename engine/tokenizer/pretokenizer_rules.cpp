@@ -89,6 +89,11 @@ std::vector<SplitRules> makeTypes() {
        {R"(\p{N}{1,3})",
         R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"}},
       {"whitespace", {R"(\S+)"}, false},
+      // Kimi K2: the Llama 3 expression with Han characters (llama.cpp's ranges: the CJK unified
+      // ideographs, extensions A-F and the compatibility ideographs) taken out of the letters
+      // and kept as runs of their own, as llama.cpp's hand-written Kimi K2 splitter does.
+      {"kimi-k2",
+       {R"([\x{3400}-\x{4DBF}\x{4E00}-\x{9FFF}\x{F900}-\x{FAFF}\x{20000}-\x{2A6DF}\x{2A700}-\x{2EBEF}\x{2F800}-\x{2FA1F}]+|[^\r\n\p{L}\p{N}]?(?:(?![\x{3400}-\x{4DBF}\x{4E00}-\x{9FFF}\x{F900}-\x{FAFF}\x{20000}-\x{2A6DF}\x{2A700}-\x{2EBEF}\x{2F800}-\x{2FA1F}])\p{L})+(?:'[sStTmMdD]|'[rR][eE]|'[vV][eE]|'[lL][lL])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+)"}},
   };
 }
 
@@ -138,6 +143,7 @@ std::vector<PreName> makeNames() {
   add("afmoe", {"afmoe"});
   add("laguna", {"laguna"});
   add("exaone-moe", {"exaone-moe"});
+  add("kimi-k2", {"kimi-k2"});
   return names;
 }
 
@@ -153,15 +159,6 @@ const std::vector<PreName>& allNames() {
   return names;
 }
 
-const std::vector<UnsupportedName>& unsupportedNames() {
-  static const std::vector<UnsupportedName> names = {
-      {"kimi-k2",
-       "its split is llama.cpp's hand-written Kimi K2 splitter (letter classes that exclude Han "
-       "characters), which has no regex form here yet"},
-  };
-  return names;
-}
-
 const SplitRules* findType(std::string_view type) {
   const auto& types = allTypes();
   const auto it = std::find_if(types.begin(), types.end(),
@@ -173,13 +170,6 @@ const PreName* findName(std::string_view name) {
   const auto& names = allNames();
   const auto it =
       std::find_if(names.begin(), names.end(), [&](const PreName& n) { return n.name == name; });
-  return it == names.end() ? nullptr : &*it;
-}
-
-const UnsupportedName* findUnsupported(std::string_view name) {
-  const auto& names = unsupportedNames();
-  const auto it = std::find_if(names.begin(), names.end(),
-                               [&](const UnsupportedName& n) { return n.name == name; });
   return it == names.end() ? nullptr : &*it;
 }
 

@@ -22,21 +22,12 @@ struct PreName {
   bool ignoreMerges;      // a word that is itself a token is taken whole before any merge
 };
 
-// A type llama.cpp knows whose splitting is hand-written code rather than regexes; a vocabulary
-// naming it is refused with `why`.
-struct UnsupportedName {
-  std::string_view name;
-  std::string_view why;
-};
-
 // Every type with its rules, and every tokenizer.ggml.pre value llama.cpp accepts.
 const std::vector<SplitRules>& allTypes();
 const std::vector<PreName>& allNames();
-const std::vector<UnsupportedName>& unsupportedNames();
 
 // Lookups; nullptr when there is no such entry.
 const SplitRules* findType(std::string_view type);
 const PreName* findName(std::string_view name);
-const UnsupportedName* findUnsupported(std::string_view name);
 
 }  // namespace ember::pretokenizer_rules

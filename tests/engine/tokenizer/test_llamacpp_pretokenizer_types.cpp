@@ -5,7 +5,7 @@
 // Thai, case-split words, contractions, combining marks, whitespace). Reference:
 // data/llamacpp_pretokenizer_types.json, recorded by tests/tools/
 // make_llamacpp_pretokenizer_reference.py with llama.cpp (PyPI llama-cpp-python 0.3.36) on the
-// same file with the same name. A name Ember refuses (kimi-k2) must fail with an error naming it.
+// same file with the same name.
 #include <QCryptographicHash>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -13,7 +13,6 @@
 #include <QtTest>
 
 #include "bpe_test_cases.h"
-#include "ember/error.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/gguf_vocabulary.h"
 
@@ -28,9 +27,6 @@ QJsonObject loadReference() {
   if (!f.open(QIODevice::ReadOnly)) return {};
   return QJsonDocument::fromJson(f.readAll()).object();
 }
-
-// Names Ember refuses at load although llama.cpp has a splitter for them.
-const QStringList kRefused = {QStringLiteral("kimi-k2")};
 
 // The base vocabulary read once; a tokenizer per pre-tokenizer name built from it.
 const GgufVocabulary& baseVocabulary(const QString& path) {
@@ -82,7 +78,6 @@ class TestLlamaCppPretokenizerTypes : public QObject {
     const QJsonArray texts = loadReference().value(QStringLiteral("texts")).toArray();
     const QJsonObject names = loadReference().value(QStringLiteral("names")).toObject();
     for (auto it = names.begin(); it != names.end(); ++it) {
-      if (kRefused.contains(it.key())) continue;
       const QJsonArray cases = it.value().toArray();
       for (qsizetype i = 0; i < texts.size() && i < cases.size(); ++i) {
         QStringList ids;
@@ -99,22 +94,6 @@ class TestLlamaCppPretokenizerTypes : public QObject {
     EMBER_REQUIRE_PATH(path, findLlamaCppVocab, reference_.value(QStringLiteral("base")).toString());
     const Tokenizer& tokenizer = tokenizerNamed(path, pre);
     QCOMPARE(idsToString(tokenizer.encode(text.toStdString(), /*parseSpecial=*/false)), expected);
-  }
-
-  void refusesWhatItCannotSplit() {
-    EMBER_REQUIRE_PATH(path, findLlamaCppVocab, reference_.value(QStringLiteral("base")).toString());
-    for (const QString& pre : kRefused) {
-      QVERIFY(reference_.value(QStringLiteral("names")).toObject().contains(pre));
-      GgufVocabulary vocab = baseVocabulary(path);
-      vocab.pre = pre.toStdString();
-      try {
-        (void)makeBpeTokenizer(vocab);
-        QFAIL("no error");
-      } catch (const Error& e) {
-        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1Char('\'') + pre + QLatin1Char('\'')),
-                 e.what());
-      }
-    }
   }
 
  private:
