@@ -40,6 +40,8 @@ TEXTS = [
     "Привет, мир! Ελληνικά και العربية שלום",
     "\u00a0non-breaking\u2003em\u3000ideographic\u0085next-line",
     "it's don't I'M we'LL they'Ve",
+    # Special-token texts in plain text: user-defined pieces (Phi-3's </s>) still match.
+    "typed </s> and <|end|> and <unk> and <|im_end|> <start_of_turn> [INST] as text",
 ]
 
 
