@@ -95,6 +95,10 @@ bool promptOpensReasoning(std::string_view promptTail, std::string_view openTag)
 
 ReasoningTags reasoningTagsFor(const Tokenizer& tokenizer) {
   if (tokenizer.findToken("[THINK]")) return {"[THINK]", "[/THINK]"};
+  // Gemma 4 thinks in a channel named "thought": <|channel>thought\n...<channel|>.
+  if (tokenizer.findToken("<|channel>") && tokenizer.findToken("<channel|>")) {
+    return {"<|channel>thought", "<channel|>"};
+  }
   return {"<think>", "</think>"};
 }
 

@@ -43,7 +43,8 @@ class ReasoningSplitter {
 };
 
 // The tag pair of a model's reasoning section: [THINK]/[/THINK] where the vocabulary has a
-// "[THINK]" token (Magistral), otherwise <think>/</think> (Qwen3, DeepSeek-R1, SmolLM3, Phi-4
+// "[THINK]" token (Magistral), Gemma 4's thought channel (<|channel>thought ... <channel|>)
+// where it has those tokens, otherwise <think>/</think> (Qwen3, DeepSeek-R1, SmolLM3, Phi-4
 // reasoning and most others).
 struct ReasoningTags {
   std::string open, close;

@@ -4,7 +4,8 @@
 // llama.cpp's models/ folder; that vocabulary-only file lacks the <think> tokens, so each tag
 // arrives as several tokens), and the prompt check over real
 // chat templates rendered by Ember (DeepSeek-R1's generation prompt ends with "<think>\n";
-// Qwen3's with enable_thinking=false closes an empty section).
+// Qwen3's and Gemma 4's with thinking off close an empty section), and Gemma 4's thought channel
+// over its own vocabulary.
 #include <QtTest>
 
 #include "chat/chat_template.h"
@@ -136,6 +137,28 @@ class TestReasoningSplitter : public QObject {
     QCOMPARE(got.answer, std::string("The answer is 4."));
   }
 
+  // Gemma 4's thought channel, whose tags are user-defined tokens of its vocabulary (llama.cpp's
+  // models/ggml-vocab-gemma-4.gguf), streamed through the detokenizer.
+  void splitsGemma4ThoughtChannel() {
+    EMBER_REQUIRE_PATH(path, findLlamaCppVocab, QStringLiteral("gemma-4"));
+    const Tokenizer& tokenizer = test::cachedTokenizer(path);
+    const ReasoningTags tags = reasoningTagsFor(tokenizer);
+    QCOMPARE(tags.open, std::string("<|channel>thought"));
+    QCOMPARE(tags.close, std::string("<channel|>"));
+    const std::string text = "<|channel>thought\nThe user wants a sum.<channel|>It is 4.";
+    const std::vector<TokenId> ids = tokenizer.encode(text, /*parseSpecial=*/true);
+    QCOMPARE(ids.front(), *tokenizer.findToken("<|channel>"));
+    auto splitter = makeReasoningSplitter(tokenizer, tokenizer.encode("<|turn>model\n", true));
+    QVERIFY(!splitter->inside());
+    IncrementalDetokenizer detokenizer(tokenizer);
+    std::vector<std::string> pieces;
+    for (TokenId id : ids) pieces.push_back(detokenizer.push(id));
+    pieces.push_back(detokenizer.flush());
+    const Split got = run(*splitter, pieces);
+    QCOMPARE(got.reasoning, std::string("The user wants a sum."));
+    QCOMPARE(got.answer, std::string("It is 4."));
+  }
+
   // The prompt check on generation prompts rendered from real templates.
   void detectsAPromptThatOpensTheSection_data() {
     QTest::addColumn<QString>("templateFile");
@@ -145,6 +168,8 @@ class TestReasoningSplitter : public QObject {
     QTest::newRow("qwen3 thinking") << "Qwen-Qwen3-0.6B.jinja" << true << false;
     QTest::newRow("qwen3 no thinking") << "Qwen-Qwen3-0.6B.jinja" << false << false;
     QTest::newRow("smollm3") << "HuggingFaceTB-SmolLM3-3B.jinja" << true << false;
+    QTest::newRow("gemma4 thinking") << "google-gemma-4-31B-it.jinja" << true << false;
+    QTest::newRow("gemma4 no thinking") << "google-gemma-4-31B-it.jinja" << false << false;
   }
   void detectsAPromptThatOpensTheSection() {
     QFETCH(QString, templateFile);
@@ -160,6 +185,7 @@ class TestReasoningSplitter : public QObject {
     conversation.extraVariables = {{"enable_thinking", enableThinking}};
     const std::string prompt = chat::renderConversation(tmpl, conversation);
     QCOMPARE(promptOpensReasoning(prompt, "<think>"), inside);
+    QCOMPARE(promptOpensReasoning(prompt, "<|channel>thought"), false);
   }
 };
 
