@@ -9,6 +9,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 EMBER_BUILD_DIR="${EMBER_ASAN_BUILD_DIR:-$EMBER_ROOT/build-asan}"
 ember_install_packages
 "$EMBER_ROOT/scripts/fetch-models.sh"
+"$EMBER_ROOT/scripts/fetch-llamacpp-vocab.sh"
 ember_build -DEMBER_BUILD_TESTS=ON -DEMBER_CUDA=OFF -DEMBER_SANITIZE=address
 ember_sanitizer_environment
 log "running the tests under ASan + UBSan"

@@ -5,8 +5,10 @@
 # built, installed, run and purged (build-package/, needs root).
 #   scripts/test.sh [ctest arguments...]     e.g. scripts/test.sh -L engine
 # Environment: EMBER_BUILD_DIR (default ./build), EMBER_MODELS_DIR (default ~/.cache/ember/models),
-# EMBER_TESTDATA (default ../shared/testdata), EMBER_TEST_PARTS (default "plain asan tsan fuzz package";
-# ctest arguments apply to the plain and asan parts), EMBER_FUZZ_SECONDS (default 60).
+# EMBER_TESTDATA (default ../shared/testdata), EMBER_LLAMACPP_DATA (default
+# ~/.cache/ember/llama.cpp-0.3.36, filled by scripts/fetch-llamacpp-vocab.sh), EMBER_TEST_PARTS
+# (default "plain asan tsan fuzz package"; ctest arguments apply to the plain and asan parts),
+# EMBER_FUZZ_SECONDS (default 60).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -22,6 +24,7 @@ run_part() {
 plain() {
   ember_install_packages
   "$EMBER_ROOT/scripts/fetch-models.sh"
+  "$EMBER_ROOT/scripts/fetch-llamacpp-vocab.sh"
   ember_build -DEMBER_BUILD_TESTS=ON
   log "running the tests"
   (cd "$EMBER_BUILD_DIR" && ctest --output-on-failure --timeout 900 "$@")
