@@ -7,7 +7,10 @@
 #include <QIcon>
 #include <QPalette>
 #include <QQmlApplicationEngine>
+#include <QLocalServer>
+#include <QLocalSocket>
 #include <QQuickStyle>
+#include <QQuickWindow>
 #include <QStandardPaths>
 #include <QtQml/qqmlextensionplugin.h>
 
@@ -65,6 +68,22 @@ void applyColorSchemeOverride() {
   QGuiApplication::setPalette(p);
 }
 
+// One Ember per user and data folder: a second launch asks the first to come forward and exits,
+// so two processes never write one database. The name is per data folder (tests use their own).
+QString instanceName(const QString& dataDir) {
+  return QStringLiteral("ember-") +
+         QString::number(qHash(dataDir), 16) + QLatin1Char('-') + qEnvironmentVariable("USER");
+}
+
+bool askRunningInstanceToShow(const QString& name) {
+  QLocalSocket socket;
+  socket.connectToServer(name);
+  if (!socket.waitForConnected(1000)) return false;
+  socket.write("show\n");
+  socket.waitForBytesWritten(1000);
+  return true;
+}
+
 // --version and --help need no display: answered before the GUI starts.
 int answerWithoutDisplay(int argc, char* argv[]) {
   for (int i = 1; i < argc; ++i) {
@@ -110,6 +129,17 @@ int main(int argc, char* argv[]) {
 
   const QString dataDir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
   QDir().mkpath(dataDir);
+  const QString instance = instanceName(dataDir);
+  if (askRunningInstanceToShow(instance)) {
+    std::fputs("Ember is already running: its window was brought forward.\n", stdout);
+    return 0;
+  }
+  QLocalServer::removeServer(instance);  // a stale socket left by a crash
+  QLocalServer instanceServer;
+  instanceServer.setSocketOptions(QLocalServer::UserAccessOption);
+  if (!instanceServer.listen(instance))
+    std::fprintf(stderr, "ember: cannot listen on %s: %s\n", qPrintable(instance),
+                 qPrintable(instanceServer.errorString()));
   ember::app::log::init(QDir(dataDir).filePath(QStringLiteral("logs")));
 
   ember::app::AppController::Options options;
@@ -126,6 +156,18 @@ int main(int argc, char* argv[]) {
     engine.load(QUrl(QStringLiteral("qrc:/qt/qml/Ember/Main.qml")));
     if (engine.rootObjects().isEmpty()) return 1;
 
+    QObject::connect(&instanceServer, &QLocalServer::newConnection, &app, [&] {
+      while (QLocalSocket* peer = instanceServer.nextPendingConnection()) {
+        QObject::connect(peer, &QLocalSocket::disconnected, peer, &QObject::deleteLater);
+        for (QObject* root : engine.rootObjects()) {
+          if (auto* window = qobject_cast<QQuickWindow*>(root)) {
+            window->showNormal();
+            window->raise();
+            window->requestActivate();
+          }
+        }
+      }
+    });
     ember::app::UiTestHook::installIfRequested(&controller, &engine);
     controller.loadModel(startupModel(parser.value(modelOption), controller));
     rc = app.exec();
