@@ -2,6 +2,7 @@
 // Gemma 3, chosen at build time). The first byte picks what the rest of the input is:
 //   0: text, encoded as user text (no control tokens); then decoded whole and piece by piece
 //   1: text, encoded as template output (control tokens parsed), with the second half plain
+//      (ill-formed UTF-8 must be refused with ember::Error)
 //   2: little-endian 32-bit token ids, decoded whole and piece by piece (ids outside the
 //      vocabulary must be refused with ember::Error, never read)
 // Checked on every input: no crash or sanitizer report; user text never yields a control
@@ -57,7 +58,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     checkDecodes(tok, ids);
   } else if (mode == 1) {
     const ember::Tokenizer::TextRange plain{text.size() / 2, text.size()};
-    const std::vector<ember::TokenId> ids = tok.encodeRendered(text, {&plain, 1});
+    // Rendered text is valid UTF-8 by contract (the prompt builder repairs messages first);
+    // anything else must be refused with ember::Error, never crash.
+    std::vector<ember::TokenId> ids;
+    try {
+      ids = tok.encodeRendered(text, {&plain, 1});
+    } catch (const ember::Error&) {
+      check(ember::utf8::toValid(text) != text, "valid rendered text was refused");
+      return 0;
+    }
     for (ember::TokenId id : ids)
       check(id >= 0 && static_cast<size_t>(id) < tok.vocabSize(), "id outside the vocabulary");
     checkDecodes(tok, ids);
