@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <utility>
 
 #include "gguf/gguf_file.h"
 #include "model/architecture_rules.h"
@@ -11,11 +12,19 @@ namespace ember::model {
 namespace {
 
 Architecture parseArchitecture(const MetadataKeys& keys, const std::string& name) {
-  if (name == "llama") return Architecture::Llama;
-  if (name == "qwen2") return Architecture::Qwen2;
-  if (name == "gemma3") return Architecture::Gemma3;
+  static const std::pair<const char*, Architecture> kNames[] = {
+      {"llama", Architecture::Llama},     {"qwen2", Architecture::Qwen2},
+      {"qwen3", Architecture::Qwen3},     {"gemma2", Architecture::Gemma2},
+      {"gemma3", Architecture::Gemma3},   {"granite", Architecture::Granite},
+      {"olmo2", Architecture::Olmo2},     {"phi3", Architecture::Phi3},
+      {"smollm3", Architecture::SmolLM3},
+  };
+  for (const auto& [text, architecture] : kNames)
+    if (name == text) return architecture;
   if (name.empty()) keys.fail("missing metadata key 'general.architecture'");
-  keys.fail("unsupported architecture '" + name + "' (supported: llama, qwen2, gemma3)");
+  std::string supported;
+  for (const auto& entry : kNames) supported += (supported.empty() ? "" : ", ") + std::string(entry.first);
+  keys.fail("unsupported architecture '" + name + "' (supported: " + supported + ")");
 }
 
 int32_t positiveInt32(const MetadataKeys& keys, const std::string& suffix, int64_t value) {
@@ -151,6 +160,17 @@ std::string ModelConfig::describe() const {
   if (firstLocal)
     s << ", sliding window " << slidingWindow << " on " << local << " of " << layerCount
       << " layers (rope base " << firstLocal->ropeFreqBase << ")";
+  int noRope = 0;
+  for (const LayerAttention& l : layers) noRope += l.rope ? 0 : 1;
+  if (noRope > 0) s << ", no RoPE on " << noRope << " of " << layerCount << " layers";
+  if (qkNormScope != QkNormScope::None)
+    s << ", qk-norm " << (qkNormScope == QkNormScope::PerHead ? "per head" : "whole rows");
+  if (!preNorms) s << ", no pre-norms";
+  if (postNorms) s << ", post-norms";
+  if (attentionSoftcap > 0.0f) s << ", attention softcap " << attentionSoftcap;
+  if (finalLogitSoftcap > 0.0f) s << ", logit softcap " << finalLogitSoftcap;
+  if (residualScale != 1.0f) s << ", residual scale " << residualScale;
+  if (logitScale != 1.0f) s << ", logit scale " << logitScale;
   return s.str();
 }
 
