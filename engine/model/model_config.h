@@ -69,8 +69,18 @@ struct ModelConfig {
   float rmsNormEps = 1e-5f;   // <arch>.attention.layer_norm_rms_epsilon
 
   RopeStyle ropeStyle = RopeStyle::Normal;
+  // YaRN (rope.scaling.type = yarn): positions interpolated by the layer's ropeFreqScale in the
+  // low frequencies and extrapolated in the high ones, blended over the dims between the
+  // correction dims of yarnBetaFast and yarnBetaSlow rotations in ropeOriginalContext positions.
+  float ropeExtFactor = 0.0f;  // 0: no YaRN blend
+  float ropeAttnFactor = 1.0f;  // multiplies cos and sin (rope.scaling.attn_factor, YaRN's mscale)
+  float yarnBetaFast = 32.0f, yarnBetaSlow = 1.0f;
+  int32_t ropeOriginalContext = 0;  // rope.scaling.original_context_length (default: context)
+  // The tensor of per-frequency divisors: rope_freqs.weight (Llama 3.1), or LongRoPE's
+  // rope_factors_short.weight (phi3); empty for none.
+  std::string ropeFactorsTensor;
   int32_t ropeDims = 0;  // <arch>.rope.dimension_count (default: headDim); dims past it are kept
-  bool ropeFreqFactors = false;  // a rope_freqs.weight tensor divides each frequency (Llama 3.1)
+  bool ropeFreqFactors = false;  // ropeFactorsTensor divides each frequency
   std::vector<LayerAttention> layers;  // (layerCount)
   int32_t slidingWindow = 0;  // positions a sliding-window layer sees (itself included); 0: none
 

@@ -80,7 +80,7 @@ ModelWeights bindModelWeights(const gguf::GgufFile& file, const ModelConfig& c) 
   w.output = b.bind("output.weight", {embd, vocab}, /*required=*/false);
   w.tiedOutput = w.output == nullptr;
   if (w.tiedOutput) w.output = w.tokenEmbedding;
-  if (c.ropeFreqFactors) w.ropeFreqs = b.bind("rope_freqs.weight", {uint64_t(c.ropeDims / 2)});
+  if (c.ropeFreqFactors) w.ropeFreqs = b.bind(c.ropeFactorsTensor, {uint64_t(c.ropeDims / 2)});
 
   w.layers.resize(size_t(c.layerCount));
   for (int32_t il = 0; il < c.layerCount; ++il) {
