@@ -62,6 +62,16 @@ void applyLlama(ModelConfig& c) {
   c.ffnActivation = FfnActivation::SiluGlu;
 }
 
+// Mistral 3 family files (llama.cpp: models/mistral3.cpp): llama's block, usually with YaRN
+// scaling (read with the common keys). The attention temperature scaling some carry is not
+// supported and refused.
+void applyMistral3(ModelConfig& c, const MetadataKeys& keys) {
+  applyLlama(c);
+  if (auto t = keys.optionalFloat("attention.temperature_scale"); t && *t != 0.0f)
+    keys.fail("metadata key '" + keys.key("attention.temperature_scale") +
+              "' (attention temperature scaling) is not supported");
+}
+
 // Qwen2 / Qwen2.5: llama's block with biases on the q, k and v projections and NEOX RoPE.
 void applyQwen2(ModelConfig& c) {
   c.ropeStyle = RopeStyle::Neox;
@@ -182,6 +192,7 @@ void applySmolLM3(ModelConfig& c) {
 void applyArchitectureRules(ModelConfig& config, const MetadataKeys& keys) {
   switch (config.architecture) {
     case Architecture::Llama: return applyLlama(config);
+    case Architecture::Mistral3: return applyMistral3(config, keys);
     case Architecture::Qwen2: return applyQwen2(config);
     case Architecture::Qwen3: return applyQwen3(config);
     case Architecture::Gemma2: return applyGemma2(config, keys);

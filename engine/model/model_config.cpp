@@ -14,7 +14,8 @@ namespace {
 
 Architecture parseArchitecture(const MetadataKeys& keys, const std::string& name) {
   static const std::pair<const char*, Architecture> kNames[] = {
-      {"llama", Architecture::Llama},     {"qwen2", Architecture::Qwen2},
+      {"llama", Architecture::Llama},     {"mistral3", Architecture::Mistral3},
+      {"qwen2", Architecture::Qwen2},
       {"qwen3", Architecture::Qwen3},     {"gemma2", Architecture::Gemma2},
       {"gemma3", Architecture::Gemma3},   {"granite", Architecture::Granite},
       {"olmo2", Architecture::Olmo2},     {"phi3", Architecture::Phi3},

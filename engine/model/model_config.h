@@ -23,7 +23,9 @@ class ModelConfigError : public ember::Error {
   using ember::Error::Error;
 };
 
-enum class Architecture : uint8_t { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Granite, Olmo2, Phi3, SmolLM3 };
+enum class Architecture : uint8_t {
+  Llama, Mistral3, Qwen2, Qwen3, Gemma2, Gemma3, Granite, Olmo2, Phi3, SmolLM3,
+};
 
 // What RMSNorm over q and k before RoPE normalizes, if anything.
 enum class QkNormScope : uint8_t {

@@ -11,6 +11,7 @@
 #include "gguf/gguf_file.h"
 #include "gguf/ggml_types.h"
 #include "model/synthetic_model.h"
+#include "model/synthetic_quantize.h"
 
 namespace ember::model {
 namespace {
@@ -36,6 +37,10 @@ struct Tensor {
     for (uint64_t d : shape) n *= d;
     return n;
   }
+  // Everything in F32: the products then carry no quantization, so llama.cpp and Ember differ
+  // only in the order of their float sums.
+  gguf::GgmlType type() const { return gguf::GgmlType::F32; }
+  uint64_t bytes() const { return rowBytes(type(), int64_t(shape[0])) * (elements() / shape[0]); }
 };
 
 struct Plan {
@@ -59,7 +64,9 @@ void addMetadata(Plan& plan, const std::string& arch, const std::string& preset,
     m.emplace_back(arch + "." + key, Value::makeFloat32(v));
   };
   m.emplace_back("general.architecture", Value::makeString(arch));
-  m.emplace_back("general.name", Value::makeString(preset + " " + arch + " (random weights, seed " +
+  // Without the architecture's name: llama.cpp gives tokens special attributes by model name
+  // ("phi3" expects Phi-3's <|endoftext|> in the vocabulary).
+  m.emplace_back("general.name", Value::makeString("Ember " + preset + " (random weights, seed " +
                                                    std::to_string(seed) + ")"));
   u32("block_count", kLayers);
   u32("context_length", kContext);
@@ -89,6 +96,14 @@ void addMetadata(Plan& plan, const std::string& arch, const std::string& preset,
     f32("logit_scale", 8.0f);
   } else if (arch == "phi3") {
     u32("attention.sliding_window", 4);  // Phi-3 files carry one; llama.cpp ignores it
+  }
+  if (arch == "mistral3") {  // Ministral-style YaRN with llama.cpp's log-multiplier path
+    m.emplace_back(arch + ".rope.scaling.type", Value::makeString("yarn"));
+    f32("rope.scaling.factor", 8.0f);
+    u32("rope.scaling.original_context_length", 32);
+    f32("rope.scaling.yarn_beta_fast", 16.0f);
+    f32("rope.scaling.yarn_beta_slow", 2.0f);
+    f32("rope.scaling.yarn_log_multiplier", 1.0f);
   }
   if (preset == "tiny-yarn") {
     m.emplace_back(arch + ".rope.scaling.type", Value::makeString("yarn"));
@@ -175,7 +190,8 @@ std::vector<float> tensorValues(const Tensor& t, uint64_t index, uint64_t seed) 
 }  // namespace
 
 std::vector<std::string> tinyModelArchitectures() {
-  return {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "granite", "olmo2", "phi3", "smollm3"};
+  return {"llama", "mistral3", "qwen2",  "qwen3",  "gemma2",
+          "gemma3", "granite", "olmo2", "phi3", "smollm3"};
 }
 
 void writeTinyModel(const TinyModelSpec& spec, const std::filesystem::path& path) {
@@ -204,8 +220,8 @@ void writeTinyModel(const TinyModelSpec& spec, const std::filesystem::path& path
   for (const auto& [key, value] : plan.metadata) header.keyValue(key, value);
   uint64_t offset = 0;
   for (const Tensor& t : plan.tensors) {
-    header.tensorInfo(t.name, t.shape, uint32_t(gguf::GgmlType::F32), offset);
-    offset = *alignUp(offset + 4 * t.elements(), kAlignment);
+    header.tensorInfo(t.name, t.shape, uint32_t(t.type()), offset);
+    offset = *alignUp(offset + t.bytes(), kAlignment);
   }
   header.padTo(kAlignment);
 
@@ -218,9 +234,12 @@ void writeTinyModel(const TinyModelSpec& spec, const std::filesystem::path& path
   write(header.bytes().data(), header.size());
   const std::vector<uint8_t> zeros(kAlignment, 0);
   for (size_t i = 0; i < plan.tensors.size(); ++i) {
-    const std::vector<float> values = tensorValues(plan.tensors[i], i, spec.seed);
-    std::vector<uint8_t> bytes(values.size() * 4);  // little-endian float32, as GGUF stores it
-    std::memcpy(bytes.data(), values.data(), bytes.size());
+    const Tensor& t = plan.tensors[i];
+    const std::vector<float> values = tensorValues(t, i, spec.seed);
+    std::vector<uint8_t> bytes(t.bytes());
+    const uint64_t cols = t.shape[0], stride = rowBytes(t.type(), int64_t(cols));
+    for (uint64_t r = 0; r < t.elements() / cols; ++r)
+      quantizeRow(t.type(), values.data() + r * cols, int64_t(cols), bytes.data() + r * stride);
     write(bytes.data(), bytes.size());
     write(zeros.data(), *alignUp(bytes.size(), kAlignment) - bytes.size());
   }
