@@ -1,8 +1,6 @@
 #pragma once
-// The CUDA implementation of ember::Backend: the same forward pass as the CPU backend
-// (backend/cpu/cpu_backend_layer.cpp: llama, qwen2 biases, gemma3 embedding scale, QK-norm,
-// post-norms, GeGLU, sliding-window layers with their own RoPE base, final softcap, tied output)
-// over the kernels of kernels/include/ember/kernels/kernels.h, on one stream.
+// The CUDA implementation of ember::Backend: the layer of model/transformer_layer.h, as the CPU
+// backend runs it, over the kernels of kernels/include/ember/kernels/kernels.h, on one stream.
 //
 // Weights live on the device (uploaded once); the KV block pool is fp16 in the kernels' layout,
 // per layer keys (blockCount + 1, n_kv_head, blockSize, head_dim) then values (blockCount + 1,
