@@ -82,8 +82,8 @@ void addMetadata(Plan& plan, const std::string& arch, const std::string& preset,
   f32("rope.freq_base", among(arch, {"qwen2", "qwen3", "gemma3"}) ? 1000000.0f : 10000.0f);
   if (arch == "gemma2") {
     u32("attention.sliding_window", 4);
-    f32("attn_logit_softcapping", 10.0f);
-    f32("final_logit_softcapping", 15.0f);
+    f32("attn_logit_softcapping", 3.0f);
+    f32("final_logit_softcapping", 5.0f);
   } else if (arch == "gemma3") {
     u32("attention.sliding_window", 4);
     u32("attention.sliding_window_pattern", 2);

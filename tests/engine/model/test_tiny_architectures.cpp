@@ -65,7 +65,7 @@ QString compareRow(std::span<const float> ours, const QJsonObject& ref, int stri
   maxDiff = std::max(maxDiff, std::abs(ref["top_logit"].toDouble() - ours[size_t(top)]));
   worstRatio = std::max(worstRatio, maxDiff / range);
   if (maxDiff > tolerance)
-    return QString("max |diff| %1 > %2 (1e-4 of the range %3)").arg(maxDiff).arg(tolerance).arg(range);
+    return QString("max |diff| %1 > %2 (1e-3 of the range %3)").arg(maxDiff).arg(tolerance).arg(range);
   const int ourTop = test::argmax(ours);
   // Only a near-tie (runner-up within the tolerance) may let the argmax differ legitimately.
   const bool tie = ref["top_logit"].toDouble() - ref["second_logit"].toDouble() <= 2 * tolerance;
@@ -87,7 +87,7 @@ class TestTinyArchitectures : public QObject {
     QTest::newRow("mistral3") << "mistral3" << "scale 0.125 yarn (original context 32)";
     QTest::newRow("qwen2") << "qwen2" << "rope neox base 1e+06";
     QTest::newRow("qwen3") << "qwen3" << "qk-norm per head";
-    QTest::newRow("gemma2") << "gemma2" << "attention softcap 10, logit softcap 15";
+    QTest::newRow("gemma2") << "gemma2" << "attention softcap 3, logit softcap 5";
     QTest::newRow("gemma3") << "gemma3" << "sliding window 4 on 2 of 4 layers (rope base 100)";
     QTest::newRow("granite") << "granite" << "residual scale 0.22, logit scale 0.125";
     QTest::newRow("olmo2") << "olmo2" << "qk-norm whole rows, no pre-norms, post-norms";
