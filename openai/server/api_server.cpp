@@ -232,7 +232,11 @@ void ApiServer::start() {
 void ApiServer::stop() {
   Impl& d = *impl_;
   if (d.stopping.exchange(true)) return;
-  // Open streams see `stopping` within one wait and end with an error event; then httplib joins.
+  // Open requests see `stopping` within one wait: streams end with an error event, the others
+  // answer 503. Only then does httplib stop (it would cut the streams without their event).
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (d.inFlight.load() > 0 && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   d.http.stop();
   if (d.thread.joinable()) d.thread.join();
 }

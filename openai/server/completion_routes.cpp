@@ -210,17 +210,17 @@ void ApiServer::Impl::handleGeneration(const httplib::Request& req, httplib::Res
           sink.done();
           return true;
         }
+        if (stopping) {  // the stream ends with an error event, before httplib stops
+          stream->channel->abortAll();
+          const std::string frame =
+              sseFrame(ApiError::unavailable("the server is shutting down").body());
+          sink.write(frame.data(), frame.size());
+          stream->ended = true;
+          sink.done();
+          return true;
+        }
         const std::vector<ChoiceEvent> events = stream->channel->take(kPoll);
         if (events.empty()) {
-          if (stopping) {
-            stream->channel->abortAll();
-            const std::string frame =
-                sseFrame(ApiError::unavailable("the server is shutting down").body());
-            sink.write(frame.data(), frame.size());
-            stream->ended = true;
-            sink.done();
-            return true;
-          }
           if (stream->peer.closed()) {
             stream->disconnected = true;
             return false;

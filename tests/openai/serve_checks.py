@@ -92,8 +92,8 @@ def check_sdk_and_schemas(server, schemas):
     check(cached > 0, f"second turn reuses cached tokens ({cached})")
 
     # Seed reproduces a sampled answer.
-    sampled = [client.chat.completions.create(**chat_args(model, "Tell me a short story."),
-                                              temperature=0.9, seed=1234).choices[0].message.content
+    sampled = [client.chat.completions.create(
+                   **chat_args(model, "Tell me a short story.", temperature=0.9, seed=1234)).choices[0].message.content
                for _ in range(2)]
     check(sampled[0] == sampled[1], "the same seed gives the same text")
 
@@ -107,8 +107,8 @@ def check_sdk_and_schemas(server, schemas):
     check(cut.choices[0].finish_reason == "stop", "stop gives finish_reason stop")
 
     # max_tokens -> length with exactly that many tokens.
-    short = client.chat.completions.create(**chat_args(model, "Count from one to ten."),
-                                           max_tokens=3)
+    short = client.chat.completions.create(
+        **chat_args(model, "Count from one to ten.", max_tokens=3))
     check(short.choices[0].finish_reason == "length" and short.usage.completion_tokens == 3,
           "max_tokens 3 gives length")
     newer = client.chat.completions.create(**chat_args(model, "Count from one to ten."),
@@ -134,7 +134,7 @@ def check_sdk_and_schemas(server, schemas):
     for bad, param in (({"temperature": 5}, "temperature"), ({"logprobs": True}, "logprobs"),
                        ({"tools": [{"type": "function", "function": {"name": "f"}}]}, "tools")):
         try:
-            client.chat.completions.create(**chat_args(model, "hi"), **bad)
+            client.chat.completions.create(**chat_args(model, "hi", **bad))
             check(False, f"{param} refused")
         except openai.BadRequestError as e:
             check(e.body.get("param") == param if isinstance(e.body, dict) else False,
@@ -203,8 +203,11 @@ def check_hostile(server, schemas):
     got, _, hdrs = expect(403, "GET", "/v1/models", headers={"Origin": "http://evil.example.com"},
                           what="foreign Origin")
     check("access-control-allow-origin" not in {k.lower() for k in hdrs}, "no CORS header")
+    completion = json.dumps({"model": model, "prompt": "Hi", "max_tokens": 2}).encode()
     for method, path in (("GET", "/v1/models"), ("GET", "/metrics"), ("POST", chat),
                          ("POST", "/v1/completions"), ("GET", "/v1/models/" + model)):
+        good = completion if path == "/v1/completions" else json.dumps(
+            chat_args(model, "hi", max_tokens=2)).encode()
         for headers in ({}, {"Authorization": "Bearer "}, {"Authorization": "Bearer " + KEY[:-1]},
                         {"Authorization": "Basic " + KEY}, {"X-Api-Key": KEY + "x"}):
             got, text, _ = raw_request(server.port, method, path, good if method == "POST" else None,
@@ -253,7 +256,7 @@ def check_disconnect(server):
     check(metric(server.port, KEY, "ember_kv_blocks_used") == 0, "KV blocks freed")
 
 
-def check_load(serve, model_path, workdir, schemas):
+def check_load(serve, model_path, workdir, _schemas):
     questions = ["Name three colors.", "What is the capital of France?", "Count to five.",
                  "Say hello."]
     with Server(serve, model_path, workdir, "load", KEY, parallel=8, queue=64) as server:
@@ -369,18 +372,20 @@ def main():
     parser.add_argument("--model", required=True)
     parser.add_argument("--spec", required=True)
     parser.add_argument("--workdir", required=True)
-    parser.add_argument("--skip-load", action="store_true")
+    parser.add_argument("--part", choices=["api", "load"], required=True)
     args = parser.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     started = time.time()
+    if args.part == "load":
+        check_load(args.serve, args.model, args.workdir, None)
+        print(f"{len(FAILURES)} failure(s), {time.time() - started:.0f} s", flush=True)
+        sys.exit(1 if FAILURES else 0)
     schemas = Schemas(args.spec)
     with Server(args.serve, args.model, args.workdir, "main", KEY, fresh=True) as server:
         check_sdk_and_schemas(server, schemas)
         check_hostile(server, schemas)
         check_disconnect(server)
         check_usage_and_log(args.serve, server, args.workdir)
-    if not args.skip_load:
-        check_load(args.serve, args.model, args.workdir, schemas)
     check_sigterm(args.serve, args.model, args.workdir)
     print(f"{len(FAILURES)} failure(s), {schemas.validated} bodies validated, "
           f"{time.time() - started:.0f} s", flush=True)
