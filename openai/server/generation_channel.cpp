@@ -4,34 +4,74 @@
 
 namespace ember::openai {
 
-void GenerationChannel::submit(const ParsedRequest& parsed) {
-  for (int i = 0; i < parsed.n; ++i) {
-    GenerationRequest request = parsed.generation;
-    if (request.sampling.seed && i > 0) *request.sampling.seed += uint64_t(i);
-    // The sink holds the channel: events may still come after the HTTP side gave up on them.
-    auto self = shared_from_this();
-    auto sink = [self, i](const RequestEvent& e) {
-      if (e.kind == RequestEvent::Kind::Progress) return;
-      ChoiceEvent event;
-      event.index = i;
-      event.finished = e.kind == RequestEvent::Kind::Finished;
-      if (event.finished && e.stats) event.stats = *e.stats;
-      else event.text = e.text;
+EventSink GenerationChannel::sinkFor(int index) {
+  // The sink holds the channel: events may still come after the HTTP side gave up on them.
+  auto self = shared_from_this();
+  return [self, index](const RequestEvent& e) {
+    if (e.kind == RequestEvent::Kind::Progress) return;
+    ChoiceEvent event;
+    event.index = index;
+    event.finished = e.kind == RequestEvent::Kind::Finished;
+    if (event.finished && e.stats) event.stats = *e.stats;
+    else event.text = e.text;
+    bool startRest = false;
+    {
       std::lock_guard lock(self->mutex_);
-      if (event.finished) ++self->finished_;
-      self->pending_.push_back(std::move(event));
-      self->arrived_.notify_all();
-    };
-    try {
-      const RequestId id = generator_.submit(std::move(request), sink);
-      std::lock_guard lock(mutex_);
-      ids_.push_back(id);
-    } catch (const Error& e) {
-      abortAll();
-      std::unique_lock lock(mutex_);
-      arrived_.wait(lock, [&] { return finished_ >= int(ids_.size()); });
-      throw ApiError::invalid(e.what(), std::nullopt);
+      if (index == 0 && !self->restStarted_) startRest = self->restStarted_ = true;
+      self->push(std::move(event));
     }
+    // Choice 0 has read the prompt: its full KV blocks are in the prefix cache now, so the
+    // other choices reuse them instead of computing the prompt again.
+    if (startRest) self->submitRest();
+  };
+}
+
+void GenerationChannel::push(ChoiceEvent event) {
+  if (event.finished) ++finished_;
+  pending_.push_back(std::move(event));
+  arrived_.notify_all();
+}
+
+void GenerationChannel::submit(const ParsedRequest& parsed) {
+  template_ = parsed.generation;
+  choices_ = parsed.n;
+  try {
+    const RequestId id = generator_.submit(template_, sinkFor(0));
+    std::lock_guard lock(mutex_);
+    ids_.push_back(id);
+  } catch (const Error& e) {
+    throw ApiError::invalid(e.what(), std::nullopt);
+  }
+}
+
+void GenerationChannel::submitRest() {
+  for (int i = 1; i < choices_; ++i) {
+    GenerationRequest request = template_;
+    if (request.sampling.seed) *request.sampling.seed += uint64_t(i);  // distinct, reproducible
+    bool aborted;
+    {
+      std::lock_guard lock(mutex_);
+      aborted = aborted_;
+    }
+    ChoiceEvent failed;
+    failed.index = i;
+    failed.finished = true;
+    if (aborted) {
+      failed.stats.finishReason = FinishReason::Cancelled;
+    } else {
+      try {
+        const RequestId id = generator_.submit(std::move(request), sinkFor(i));
+        std::lock_guard lock(mutex_);
+        ids_.push_back(id);
+        if (aborted_) generator_.abort(id);
+        continue;
+      } catch (const Error& e) {
+        failed.stats.finishReason = FinishReason::Error;
+        failed.stats.error = e.what();
+      }
+    }
+    std::lock_guard lock(mutex_);
+    push(std::move(failed));
   }
 }
 
@@ -48,6 +88,7 @@ void GenerationChannel::abortAll() {
   std::vector<RequestId> ids;
   {
     std::lock_guard lock(mutex_);
+    aborted_ = true;
     ids = ids_;
   }
   for (RequestId id : ids) generator_.abort(id);
@@ -55,7 +96,7 @@ void GenerationChannel::abortAll() {
 
 bool GenerationChannel::allFinished() const {
   std::lock_guard lock(mutex_);
-  return finished_ >= int(ids_.size());
+  return finished_ >= choices_;
 }
 
 }  // namespace ember::openai

@@ -25,18 +25,26 @@ class GenerationChannel : public std::enable_shared_from_this<GenerationChannel>
  public:
   explicit GenerationChannel(Generator& generator) : generator_(generator) {}
 
-  // Submits parsed.n requests over the same prompt (seed + i for choice i when a seed is
-  // given). Throws ApiError(400) when the generator refuses one; those already queued are
-  // aborted and waited for.
+  // Submits choice 0 now (throws ApiError(400) when the generator refuses it) and the other
+  // parsed.n - 1 once choice 0 has read the prompt, so that they reuse its KV blocks (seed + i
+  // for choice i when a seed is given). A later choice the generator refuses finishes with an
+  // error event.
   void submit(const ParsedRequest& parsed);
   // Events that arrived, waiting up to `timeout` for the first.
   std::vector<ChoiceEvent> take(std::chrono::milliseconds timeout);
   void abortAll();
   bool allFinished() const;
-  int choices() const { return int(ids_.size()); }
 
  private:
+  EventSink sinkFor(int index);
+  void push(ChoiceEvent event);  // mutex_ held
+  void submitRest();
+
   Generator& generator_;
+  GenerationRequest template_;
+  int choices_ = 0;
+  bool restStarted_ = false;
+  bool aborted_ = false;
   std::vector<RequestId> ids_;
   mutable std::mutex mutex_;
   std::condition_variable arrived_;

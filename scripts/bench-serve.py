@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""TTFT and decode speed through HTTP against the engine's own figures, and against
+llama-cpp-python's server on the same model file and threads.
+
+  scripts/bench-serve.py --serve build/bin/ember-serve --model M.gguf [--threads 2]
+                         [--llamacpp-python VENV/bin/python] [--tokens 64]
+
+For each request, the client measures TTFT (sending the request to the first content chunk)
+and decode tokens/s ((chunks - 1) / (last chunk - first chunk)); ember-serve also reports the
+engine's own TTFT and decode rate for the same request (`timings`), so the HTTP cost is the
+difference measured side by side. Needs httpx (the tests' venv has it)."""
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import threading
+import time
+
+import httpx
+
+PROMPT = "Write a long story about a dragon who learns to read."
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_ready(url, process, seconds=180):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"server exited with {process.returncode}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise SystemExit("server did not start")
+
+
+def one_stream(base, model, tokens, out):
+    body = {"model": model, "messages": [{"role": "user", "content": PROMPT}], "temperature": 0,
+            "max_tokens": tokens, "stream": True, "stream_options": {"include_usage": True}}
+    sent = time.perf_counter()
+    times, timings = [], None
+    with httpx.stream("POST", base + "/v1/chat/completions", json=body, timeout=600) as r:
+        buffer = ""
+        for text in r.iter_text():
+            buffer += text
+            while "\n\n" in buffer:
+                frame, buffer = buffer.split("\n\n", 1)
+                data = frame[len("data: "):]
+                if data == "[DONE]":
+                    continue
+                chunk = json.loads(data)
+                if chunk.get("timings") and not chunk["choices"]:
+                    timings = chunk["timings"]
+                for c in chunk["choices"]:
+                    if c["delta"].get("content"):
+                        times.append(time.perf_counter())
+                if "timings" in chunk and chunk["choices"]:
+                    timings = chunk["timings"]
+    ttft = (times[0] - sent) * 1000 if times else float("nan")
+    decode = (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 else float("nan")
+    out.append({"ttft_ms": ttft, "decode_tps": decode, "timings": timings, "chunks": len(times)})
+
+
+def run(base, model, tokens, concurrency, rounds):
+    results = []
+    for _ in range(rounds):
+        threads = [threading.Thread(target=one_stream, args=(base, model, tokens, results))
+                   for _ in range(concurrency)]
+        for t in threads: t.start()
+        for t in threads: t.join()
+    return results
+
+
+def median(values):
+    values = [v for v in values if v == v]
+    return statistics.median(values) if values else float("nan")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--serve", required=True)
+    p.add_argument("--model", required=True)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--tokens", type=int, default=64)
+    p.add_argument("--llamacpp-python", default=os.path.expanduser(
+        "~/.cache/ember/venv-llamacpp/bin/python"))
+    a = p.parse_args()
+    print("Figures from a shared, noisy machine: compare the ratios, not the absolute numbers.")
+
+    port = free_port()
+    ember = subprocess.Popen([a.serve, "--model", a.model, "--port", str(port), "--threads",
+                              str(a.threads), "--parallel", "8", "--context", "1024",
+                              "--log-file", "/dev/null"], stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    figures = {}
+    try:
+        wait_ready(base + "/health", ember)
+        model = httpx.get(base + "/v1/models").json()["data"][0]["id"]
+        run(base, model, 8, 1, 1)  # warm-up
+        for c in (1, 8):
+            r = run(base, model, a.tokens, c, 3 if c == 1 else 1)
+            figures[("ember", c)] = r
+            http_ttft = median([x["ttft_ms"] for x in r])
+            engine_ttft = median([x["timings"]["ttft_ms"] for x in r])
+            http_tps = median([x["decode_tps"] for x in r])
+            engine_tps = median([x["timings"]["predicted_per_second"] for x in r])
+            print(f"ember-serve c={c}: TTFT http {http_ttft:.1f} ms vs engine {engine_ttft:.1f} ms "
+                  f"(+{http_ttft - engine_ttft:.2f} ms); decode http {http_tps:.1f} vs engine "
+                  f"{engine_tps:.1f} tok/s per stream (ratio {http_tps / engine_tps:.3f})")
+    finally:
+        ember.send_signal(signal.SIGTERM)
+        ember.wait()
+
+    if not os.path.exists(a.llamacpp_python) or subprocess.run(
+            [a.llamacpp_python, "-c", "import llama_cpp.server"], capture_output=True).returncode:
+        print(f"llama_cpp.server not available under {a.llamacpp_python}: no peer figures")
+        return
+    port = free_port()
+    peer = subprocess.Popen([a.llamacpp_python, "-m", "llama_cpp.server", "--model", a.model,
+                             "--port", str(port), "--n_threads", str(a.threads), "--n_ctx", "1024"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(base + "/v1/models", peer)
+        model = httpx.get(base + "/v1/models").json()["data"][0]["id"]
+        run(base, model, 8, 1, 1)
+        for c in (1, 8):
+            r = run(base, model, a.tokens, c, 3 if c == 1 else 1)
+            mine = figures[("ember", c)]
+            ttft_l, ttft_e = median([x["ttft_ms"] for x in r]), median([x["ttft_ms"] for x in mine])
+            tps_l, tps_e = median([x["decode_tps"] for x in r]), median([x["decode_tps"] for x in mine])
+            wall_l = sum(x["chunks"] for x in r)
+            print(f"c={c}: TTFT ember {ttft_e:.1f} ms vs llama_cpp.server {ttft_l:.1f} ms "
+                  f"(ratio {ttft_l / ttft_e:.2f}x); decode per stream ember {tps_e:.1f} vs "
+                  f"{tps_l:.1f} tok/s (ratio {tps_e / tps_l:.2f}x); {wall_l} peer chunks")
+    finally:
+        peer.send_signal(signal.SIGTERM)
+        peer.wait()
+
+
+if __name__ == "__main__":
+    main()
