@@ -192,6 +192,11 @@ def check_hostile(server, schemas):
            "max_tokens": 2}).encode(), what="token id outside the vocabulary")
     expect(400, "POST", chat, json.dumps({**chat_args(model, "hi"), "stop": ["x"] * 17}).encode(),
            what="17 stop strings", param="stop")
+    expect(400, "POST", chat, json.dumps({**chat_args(model, "hi"), "stop": ["x" * (1 << 20)]})
+           .encode(), what="a 1 MB stop string", param="stop")
+    over = json.dumps(chat_args(model, "word " * 3000)).encode()
+    for i in range(20):  # over the 1024-token context: refused on the engine thread, each a 400
+        expect(400, "POST", chat, over, what=f"over-context request {i}")
     for path in ("/etc/passwd", "%2e%2e%2fetc", "a\u0000b", "../" + model):
         expect(404, "POST", chat, json.dumps(chat_args(path, "hi")).encode(),
                what=f"model {path!r}", param="model")
