@@ -129,6 +129,7 @@ void ApiServer::Impl::installRoutes() {
   http.set_read_timeout(options.readTimeoutSeconds, 0);
   http.set_write_timeout(options.writeTimeoutSeconds, 0);
   http.set_keep_alive_timeout(5);
+  http.set_tcp_nodelay(true);  // each SSE frame leaves at once (no Nagle wait for an ACK)
   // Every admitted request holds a thread while it waits or streams; a few spare serve the rest.
   const size_t threads = size_t(options.runningSlots + options.queueLimit + 16);
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
