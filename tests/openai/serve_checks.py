@@ -292,6 +292,33 @@ def check_load(serve, model_path, workdir, _schemas):
             check(metric(server.port, KEY, gauge) == 0, f"{gauge} back to 0 after the load")
         print(f"load: 64 streams, 8 slots, queue 64: {elapsed:.1f} s", flush=True)
 
+        # 16 clients killed mid-stream (8 running, 8 queued): every slot and block comes back.
+        before = metric(server.port, KEY, "ember_client_disconnects_total")
+        body = json.dumps({**chat_args(server.model_id, "Count from one to five hundred.",
+                                       max_tokens=300), "stream": True}).encode()
+        sockets = []
+        for _ in range(16):
+            sock = socket.create_connection(("127.0.0.1", server.port))
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         b"Authorization: Bearer " + KEY.encode() + b"\r\nContent-Length: "
+                         + str(len(body)).encode() + b"\r\n\r\n" + body)
+            sockets.append(sock)
+        first = sockets[0].recv(4096)
+        while b"data: " not in first:
+            first += sockets[0].recv(4096)
+        for sock in sockets:
+            sock.close()
+        deadline = time.time() + 10
+        while time.time() < deadline and (
+                metric(server.port, KEY, "ember_client_disconnects_total") < before + 16 or
+                metric(server.port, KEY, "ember_requests_running") > 0):
+            time.sleep(0.05)
+        check(metric(server.port, KEY, "ember_client_disconnects_total") == before + 16,
+              "16 killed streams counted as disconnects")
+        for gauge in ("ember_requests_running", "ember_requests_waiting", "ember_kv_blocks_used",
+                      "ember_http_requests_in_flight"):
+            check(metric(server.port, KEY, gauge) == 0, f"{gauge} back to 0 after 16 kills")
+
     with Server(serve, model_path, workdir, "queue16", KEY, parallel=8, queue=16) as server:
         statuses = [None] * 64
         barrier = threading.Barrier(64)
