@@ -8,7 +8,8 @@ llama-cpp-python's server on the same model file and threads.
 For each request, the client measures TTFT (sending the request to the first content chunk)
 and decode tokens/s ((chunks - 1) / (last chunk - first chunk)); ember-serve also reports the
 engine's own TTFT and decode rate for the same request (`timings`), so the HTTP cost is the
-difference measured side by side. Needs httpx (the tests' venv has it)."""
+difference measured side by side. The timed client is a raw socket (see ChunkedReader); httpx
+(the tests' venv has it) only polls for readiness."""
 import argparse
 import json
 import os
@@ -44,36 +45,85 @@ def wait_ready(url, process, seconds=180):
     raise SystemExit("server did not start")
 
 
+class ChunkedReader:
+    """Reads an HTTP/1.1 response with chunked transfer from a raw socket: the stdlib client is
+    used for timing because an HTTP library's own per-request cost (Python, under the GIL) is
+    several milliseconds, more than what is measured."""
+
+    def __init__(self, sock):
+        self.sock, self.buffer = sock, b""
+
+    def _fill(self):
+        data = self.sock.recv(65536)
+        if not data:
+            raise ConnectionError("closed")
+        self.buffer += data
+
+    def _line(self):
+        while b"\r\n" not in self.buffer:
+            self._fill()
+        line, self.buffer = self.buffer.split(b"\r\n", 1)
+        return line
+
+    def headers(self):
+        status = int(self._line().split()[1])
+        while self._line():
+            pass
+        return status
+
+    def chunks(self):
+        while True:
+            size = int(self._line().split(b";")[0], 16)
+            if size == 0:
+                return
+            while len(self.buffer) < size + 2:
+                self._fill()
+            data, self.buffer = self.buffer[:size], self.buffer[size + 2:]
+            yield data
+
+
 def one_stream(base, model, tokens, out):
-    body = {"model": model, "messages": [{"role": "user", "content": PROMPT}], "temperature": 0,
-            "max_tokens": tokens, "stream": True, "stream_options": {"include_usage": True}}
-    # The client is made first: building one (TLS context, pools) costs the Python client tens
-    # of milliseconds under the GIL, which is not the server's time.
-    client = httpx.Client(timeout=600)
-    client.get(base + "/health")
+    try:
+        out.append(timed_stream(base, model, tokens))
+    except (OSError, RuntimeError, ValueError) as e:
+        out.append({"error": str(e)})
+
+
+def timed_stream(base, model, tokens):
+    body = json.dumps({"model": model, "messages": [{"role": "user", "content": PROMPT}],
+                       "temperature": 0, "max_tokens": tokens, "stream": True,
+                       "stream_options": {"include_usage": True}}).encode()
+    host, port = base.split("//")[1].split(":")
+    sock = socket.create_connection((host, int(port)))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    request = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}:{port}\r\n"
+               f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+               ).encode() + body
     times, timings = [], None
     sent = time.perf_counter()
-    with client.stream("POST", base + "/v1/chat/completions", json=body) as r:
-        buffer = ""
-        for text in r.iter_text():
-            buffer += text
-            while "\n\n" in buffer:
-                frame, buffer = buffer.split("\n\n", 1)
-                data = frame[len("data: "):]
-                if data == "[DONE]":
-                    continue
-                chunk = json.loads(data)
-                if chunk.get("timings") and not chunk["choices"]:
-                    timings = chunk["timings"]
-                for c in chunk["choices"]:
-                    if c["delta"].get("content"):
-                        times.append(time.perf_counter())
-                if "timings" in chunk and chunk["choices"]:
-                    timings = chunk["timings"]
-    client.close()
+    sock.sendall(request)
+    reader = ChunkedReader(sock)
+    if reader.headers() != 200:
+        raise RuntimeError("the server did not answer 200")
+    pending = b""
+    for data in reader.chunks():
+        now = time.perf_counter()
+        pending += data
+        while b"\n\n" in pending:
+            frame, pending = pending.split(b"\n\n", 1)
+            payload = frame[len(b"data: "):]
+            if payload == b"[DONE]":
+                continue
+            chunk = json.loads(payload)
+            for c in chunk["choices"]:
+                if c["delta"].get("content"):
+                    times.append(now)
+            if "timings" in chunk:
+                timings = chunk["timings"]
+    sock.close()
     ttft = (times[0] - sent) * 1000 if times else float("nan")
     decode = (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 else float("nan")
-    out.append({"ttft_ms": ttft, "decode_tps": decode, "timings": timings, "chunks": len(times)})
+    return {"ttft_ms": ttft, "decode_tps": decode, "timings": timings, "chunks": len(times)}
 
 
 def run(base, model, tokens, concurrency, rounds):
@@ -83,6 +133,9 @@ def run(base, model, tokens, concurrency, rounds):
                    for _ in range(concurrency)]
         for t in threads: t.start()
         for t in threads: t.join()
+    failed = [r["error"] for r in results if "error" in r]
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {len(results)} streams failed: {failed[0]}")
     return results
 
 
@@ -117,10 +170,11 @@ def main():
             figures[("ember", c)] = r
             http_ttft = median([x["ttft_ms"] for x in r])
             engine_ttft = median([x["timings"]["ttft_ms"] for x in r])
+            added = median([x["ttft_ms"] - x["timings"]["ttft_ms"] for x in r])
             http_tps = median([x["decode_tps"] for x in r])
             engine_tps = median([x["timings"]["predicted_per_second"] for x in r])
             print(f"ember-serve c={c}: TTFT http {http_ttft:.1f} ms vs engine {engine_ttft:.1f} ms "
-                  f"(+{http_ttft - engine_ttft:.2f} ms); decode http {http_tps:.1f} vs engine "
+                  f"(median added per request {added:+.2f} ms); decode http {http_tps:.1f} vs engine "
                   f"{engine_tps:.1f} tok/s per stream (ratio {http_tps / engine_tps:.3f})")
     finally:
         ember.send_signal(signal.SIGTERM)
