@@ -2,7 +2,7 @@
 // same greedy request submitted to the EngineHost directly (the answer through HTTP must be
 // equal), and the OpenAI error shape for the 401 (code invalid_api_key).
 #include <QCoreApplication>
-#include <QStandardPaths>
+#include <QDir>
 #include <QtTest>
 
 #include <httplib.h>
@@ -60,7 +60,10 @@ class LocalApiServerTest : public QObject {
   Q_OBJECT
  private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);  // settings and data under the test locations
+    // Settings, usage database and log go under the build folder (ctest runs tests there).
+    const QString root = QDir::current().absoluteFilePath(QStringLiteral("test_local_api_server.d"));
+    qputenv("XDG_CONFIG_HOME", QDir(root).filePath(QStringLiteral("config")).toUtf8());
+    qputenv("XDG_DATA_HOME", QDir(root).filePath(QStringLiteral("data")).toUtf8());
     QCoreApplication::setApplicationName(QStringLiteral("ember-test-local-api"));
   }
 
