@@ -4,6 +4,8 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <sys/socket.h>
+
 #include <chrono>
 #include <random>
 
@@ -130,6 +132,10 @@ void ApiServer::Impl::installRoutes() {
   http.set_write_timeout(options.writeTimeoutSeconds, 0);
   http.set_keep_alive_timeout(5);
   http.set_tcp_nodelay(true);  // each SSE frame leaves at once (no Nagle wait for an ACK)
+  http.set_socket_options([this](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listenSocket = int(sock);  // the server's listening socket (start() widens its backlog)
+  });
   // Every admitted request holds a thread while it waits or streams; a few spare serve the rest.
   const size_t threads = size_t(options.runningSlots + options.queueLimit + 16);
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -225,6 +231,9 @@ void ApiServer::start() {
   if (d.boundPort <= 0)
     throw Error("cannot listen on " + d.options.host + ":" + std::to_string(d.options.port) +
                 " (in use, or not an address of this machine)");
+  // cpp-httplib 0.11 listens with a backlog of 5: a burst of clients (64 streams at once) would
+  // overflow it. listen() again on the bound socket only raises the backlog.
+  if (d.listenSocket >= 0) ::listen(d.listenSocket, 1024);
   d.thread = std::thread([&d] { d.http.listen_after_bind(); });
   d.log->info("listening on {} ({} key(s), {} slots, queue {})", address(), d.options.apiKeys.size(),
               d.options.runningSlots, d.options.queueLimit);

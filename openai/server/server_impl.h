@@ -42,6 +42,7 @@ struct ApiServer::Impl {
   httplib::Server http;
   std::thread thread;
   int boundPort = 0;
+  int listenSocket = -1;  // captured from httplib's socket options hook
   std::atomic<int32_t> inFlight{0};   // admitted generation requests (choices), running or queued
   std::atomic<bool> stopping{false};
   std::atomic<uint64_t> requestCounter{0};
