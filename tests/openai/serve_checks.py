@@ -377,25 +377,36 @@ def check_usage_and_log(serve, server, workdir):
 
 def check_sigterm(serve, model_path, workdir):
     with Server(serve, model_path, workdir, "sigterm", KEY) as server:
-        frames = []
+        frames, first_frame = [], threading.Event()
 
         def stream():
+            body = {**chat_args(server.model_id, "Count from one to five hundred.", max_tokens=400),
+                    "stream": True}
             try:
-                frames.extend(server.sse("/v1/chat/completions", KEY, {
-                    **chat_args(server.model_id, "Count from one to five hundred.", max_tokens=400),
-                    "stream": True}))
+                with httpx.stream("POST", f"http://127.0.0.1:{server.port}/v1/chat/completions",
+                                  json=body, timeout=60,
+                                  headers={"Authorization": "Bearer " + KEY}) as response:
+                    buffer = ""
+                    for text in response.iter_text():
+                        buffer += text
+                        while "\n\n" in buffer:
+                            frame, buffer = buffer.split("\n\n", 1)
+                            frames.append(frame[len("data: "):])
+                            first_frame.set()
             except httpx.HTTPError:
                 frames.append("closed")
+            first_frame.set()
         t = threading.Thread(target=stream)
         t.start()
-        time.sleep(1.5)
+        first_frame.wait(timeout=60)
         started = time.time()
-        server.process.send_signal(signal.SIGTERM)
+        server.process.send_signal(signal.SIGTERM)  # while the answer is being streamed
         code = server.process.wait(timeout=15)
         t.join(timeout=5)
         check(time.time() - started < 10, "exits within seconds of SIGTERM")
         check(code == 0, f"exit code {code}")
-        check(frames and "error" in frames[-1], f"the open stream ended with an error event: {frames[-1:]}")
+        check(frames and "error" in frames[-1],
+              f"the open stream ended with an error event: {frames[-1:]} after {len(frames)} frames")
 
 
 def main():
