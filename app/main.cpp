@@ -21,6 +21,7 @@
 #include "ember/version.h"
 #include "controller/ui_test_hook.h"
 #include "logging/app_log.h"
+#include "server/local_api_server.h"
 
 Q_IMPORT_QML_PLUGIN(EmberPlugin)
 
@@ -149,6 +150,9 @@ int main(int argc, char* argv[]) {
   {
     ember::app::AppController controller(options);
     ember::app::AppController::setInstance(&controller);
+    // Off unless the user turned it on; serves the same engine as the chats.
+    ember::app::LocalApiServer apiServer(&controller.engineHost());
+    ember::app::LocalApiServer::setInstance(&apiServer);
 
     QQmlApplicationEngine engine;
     QObject::connect(&engine, &QQmlApplicationEngine::objectCreationFailed, &app,

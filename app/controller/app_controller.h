@@ -66,6 +66,8 @@ class AppController : public QObject {
   MessageModel* messages() { return &messages_; }
   SearchResultModel* searchResults() { return &searchResults_; }
   ModelListModel* models() { return &models_; }
+  // The engine the chats run on, for other clients of it (the local API server).
+  EngineHost& engineHost() { return inference_.worker()->host(); }
   qint64 currentConversationId() const { return currentConversation_; }
   QString currentTitle() const;
   bool generating() const;

@@ -14,108 +14,102 @@ void registerWorkerMetaTypes() {
   qRegisterMetaType<RequestStats>();
 }
 
-InferenceWorker::InferenceWorker(QObject* parent) : QObject(parent) {
-  stepTimer_ = new QTimer(this);
-  stepTimer_->setInterval(0);  // one step per pass of the event loop
-  connect(stepTimer_, &QTimer::timeout, this, &InferenceWorker::stepOnce);
-}
+InferenceWorker::InferenceWorker(QObject* parent)
+    : QObject(parent), host_(std::make_unique<EngineHost>()) {}
 
-InferenceWorker::~InferenceWorker() = default;
+// The host fails what still runs ("shutting down") and joins its thread; no signal goes out then.
+InferenceWorker::~InferenceWorker() {
+  stopRequested_.store(true);
+  host_.reset();
+}
 
 void InferenceWorker::loadModel(const EngineOptions& options) {
   const QString path = QString::fromStdString(options.modelPath);
-  failAllRunning(tr("The model was changed before the answer finished."));
-  stepTimer_->stop();
-  engine_.reset();  // frees the old weights and KV pool before the new ones are mapped
   emit loadProgress(tr("Loading %1").arg(path));
+  LoadedModel model;
   try {
-    engine_ = Engine::load(options);
+    // Requests still running on the old model finish with an error first (their failed signal).
+    model.info = host_->load(options);
+    host_->withEngine([&](Engine* engine) {
+      if (engine) model.vocabSize = static_cast<qint64>(engine->vocabSize());
+    });
   } catch (const std::exception& e) {  // ember::Error and allocation failures alike
-    engine_.reset();
     emit loadFailed(path, QString::fromUtf8(e.what()));
     return;
   }
-  LoadedModel model;
-  model.info = engine_->info();
-  model.vocabSize = static_cast<qint64>(engine_->vocabSize());
   emit loaded(model);
 }
 
 void InferenceWorker::submit(const WorkerRequest& request) {
   const QString key = request.key;
-  if (!engine_) {
-    emit failed(key, tr("No model is loaded."));
-    return;
-  }
-  if (running_.contains(key)) {
-    emit failed(key, tr("A request with this key is already running."));
-    return;
+  {
+    std::lock_guard lock(runningMutex_);
+    if (running_.contains(key)) {
+      emit failed(key, tr("A request with this key is already running."));
+      return;
+    }
+    Running entry;
+    entry.sinceSubmit.start();
+    running_.insert(key, entry);
   }
   GenerationRequest generation;
   generation.messages = request.messages;
   generation.sampling = request.sampling;
-  Running entry;
-  entry.sinceSubmit.start();
-  running_.insert(key, entry);
-  // The sink runs on this thread, inside addRequest/step; it turns events into queued signals.
-  auto sink = [this, key](const RequestEvent& event) {
-    const auto it = running_.constFind(key);
-    if (it == running_.cend()) return;  // already reported (failed or replaced)
-    const double ms = double(it->sinceSubmit.nsecsElapsed()) / 1e6;
-    if (event.kind == RequestEvent::Kind::Text) {
-      emit pieceReady(key, QString::fromStdString(event.text), ms);
-      return;
-    }
-    if (event.kind != RequestEvent::Kind::Finished) return;
-    running_.remove(key);
-    const RequestStats stats = event.stats ? *event.stats : RequestStats{};
-    if (stats.finishReason == FinishReason::Error)
-      emit failed(key, QString::fromStdString(stats.error));
-    else
-      emit finished(key, stats);
-  };
   try {
-    const RequestId id = engine_->addRequest(std::move(generation), sink);
+    const RequestId id = host_->submit(std::move(generation),
+                                       [this, key](const RequestEvent& e) { onEvent(key, e); });
+    std::lock_guard lock(runningMutex_);
     if (running_.contains(key)) running_[key].id = id;
-  } catch (const std::exception& e) {
-    running_.remove(key);
+  } catch (const std::exception& e) {  // no model, bad settings: nothing was queued
+    {
+      std::lock_guard lock(runningMutex_);
+      running_.remove(key);
+    }
     emit failed(key, QString::fromUtf8(e.what()));
+  }
+}
+
+// On the host's thread: events become queued signals.
+void InferenceWorker::onEvent(const QString& key, const RequestEvent& event) {
+  double ms = 0;
+  {
+    std::lock_guard lock(runningMutex_);
+    const auto it = running_.constFind(key);
+    if (it == running_.cend()) return;
+    ms = double(it->sinceSubmit.nsecsElapsed()) / 1e6;
+    if (event.kind == RequestEvent::Kind::Finished) running_.remove(key);
+  }
+  if (stopRequested_.load()) return;
+  if (event.kind == RequestEvent::Kind::Text) {
+    emit pieceReady(key, QString::fromStdString(event.text), ms);
     return;
   }
-  if (!running_.isEmpty() && !stepTimer_->isActive()) stepTimer_->start();
+  if (event.kind != RequestEvent::Kind::Finished) return;
+  const RequestStats stats = event.stats ? *event.stats : RequestStats{};
+  if (stats.finishReason == FinishReason::Error)
+    emit failed(key, QString::fromStdString(stats.error));
+  else
+    emit finished(key, stats);
 }
 
 void InferenceWorker::abort(const QString& key) {
-  const auto it = running_.constFind(key);
-  if (it != running_.cend() && engine_) engine_->abort(it->id);
+  RequestId id = 0;
+  {
+    std::lock_guard lock(runningMutex_);
+    const auto it = running_.constFind(key);
+    if (it != running_.cend()) id = it->id;
+  }
+  if (id) host_->abort(id);
 }
 
 void InferenceWorker::abortAll() {
-  if (!engine_) return;
-  for (const Running& r : std::as_const(running_)) engine_->abort(r.id);
-}
-
-void InferenceWorker::stepOnce() {
-  if (stopRequested_.load() || !engine_ || !engine_->hasWork()) {
-    stepTimer_->stop();
-    return;
+  std::vector<RequestId> ids;
+  {
+    std::lock_guard lock(runningMutex_);
+    for (const Running& r : std::as_const(running_))
+      if (r.id) ids.push_back(r.id);
   }
-  try {
-    engine_->step();
-  } catch (const std::exception& e) {
-    // A failed step leaves the running requests in an unknown state: they are aborted and
-    // reported as failed (the engine itself stays loaded for the next request).
-    failAllRunning(tr("Generation failed: %1").arg(QString::fromUtf8(e.what())));
-  }
-  if (!engine_->hasWork()) stepTimer_->stop();
-}
-
-void InferenceWorker::failAllRunning(const QString& message) {
-  const QList<QString> keys = running_.keys();
-  if (engine_)
-    for (const Running& r : std::as_const(running_)) engine_->abort(r.id);
-  running_.clear();
-  for (const QString& key : keys) emit failed(key, message);
+  for (RequestId id : ids) host_->abort(id);
 }
 
 InferenceThread::InferenceThread(QObject* parent) : QObject(parent) {
@@ -124,7 +118,7 @@ InferenceThread::InferenceThread(QObject* parent) : QObject(parent) {
   thread_->setObjectName(QStringLiteral("ember-inference"));
   worker_ = new InferenceWorker;  // no parent: it moves to the thread
   worker_->moveToThread(thread_);
-  // Deleted on its own thread as the thread's event loop winds down (the engine with it).
+  // Deleted on its own thread as the thread's event loop winds down (the host with it).
   connect(thread_, &QThread::finished, worker_, &QObject::deleteLater);
   thread_->start();
 }

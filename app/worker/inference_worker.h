@@ -1,20 +1,23 @@
 #pragma once
-// InferenceWorker owns the Engine and lives on its own QThread (the Qt worker-object pattern).
-// The GUI thread talks to it only through queued signals/slots, in both directions, and it emits
-// values only (request keys, text pieces, stats), never pointers into GUI objects.
+// InferenceWorker: the Qt face of an EngineHost (the engine on its own thread). It lives on its
+// own QThread (the Qt worker-object pattern) so that a model load never blocks the GUI; the GUI
+// thread talks to it only through queued signals/slots, in both directions, and it emits values
+// only (request keys, text pieces, stats), never pointers into GUI objects.
 //
-// Generation is driven by a zero-interval timer: one Engine::step() per timer tick, so the event
-// loop runs between steps and an abort() (or a new submit) queued by the GUI is applied before the
-// next step. Several requests run at once (EngineOptions::maxSequences).
+// The host steps the engine; an abort() or a new submit is applied before its next step. Several
+// requests run at once (EngineOptions::maxSequences). Other clients (the local API server) submit
+// to the same host(), so their requests are batched with the chats' and share the prefix cache.
 //
 // Lifetime: see InferenceThread, which creates the worker on its thread and, on destruction,
 // raises the stop flag, quits the thread and waits for it.
 #include <QElapsedTimer>
 #include <QHash>
 #include <QObject>
-#include <QTimer>
 #include <atomic>
 #include <memory>
+#include <mutex>
+
+#include "ember/engine_host.h"
 
 #include "worker/worker_types.h"
 
@@ -26,8 +29,10 @@ class InferenceWorker : public QObject {
   explicit InferenceWorker(QObject* parent = nullptr);
   ~InferenceWorker() override;
 
-  // Set from any thread: the step loop stops before its next step (used at shutdown).
+  // Set from any thread: no more signals about requests (used at shutdown).
   void requestStop() { stopRequested_.store(true); }
+  // The engine's host, thread-safe, for other clients of the same engine.
+  EngineHost& host() { return *host_; }
 
  public slots:
   // Replaces the current model (requests still running on it fail with a message first).
@@ -50,11 +55,10 @@ class InferenceWorker : public QObject {
     RequestId id = 0;
     QElapsedTimer sinceSubmit;
   };
-  void stepOnce();
-  void failAllRunning(const QString& message);
+  void onEvent(const QString& key, const RequestEvent& event);
 
-  std::unique_ptr<Engine> engine_;
-  QTimer* stepTimer_ = nullptr;
+  std::unique_ptr<EngineHost> host_;
+  std::mutex runningMutex_;  // running_ is read by the host's thread (events) and this one
   QHash<QString, Running> running_;
   std::atomic<bool> stopRequested_{false};
 };

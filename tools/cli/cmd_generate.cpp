@@ -1,34 +1,44 @@
 // ember-cli generate: one answer, streamed to stdout, then its stats.
 // ember-cli chat: an interactive conversation in the terminal.
+#include <condition_variable>
 #include <cstdio>
 #include <iostream>
+#include <mutex>
 #include <string>
 
 #include "commands.h"
+#include "ember/engine_host.h"
 #include "ember/error.h"
 #include "engine_options.h"
 
 namespace ember::cli {
 namespace {
 
-// Runs one request to the end, printing text as it comes; returns its stats.
-RequestStats runToEnd(Engine& engine, GenerationRequest request, std::string* answer) {
+// Runs one request to the end on the host's thread, printing text as it comes (the printing
+// happens there, in order); returns its stats.
+RequestStats runToEnd(EngineHost& host, GenerationRequest request, std::string* answer) {
+  std::mutex mutex;
+  std::condition_variable done;
+  bool finished = false;
   RequestStats stats;
-  engine.addRequest(std::move(request), [&](const RequestEvent& e) {
+  host.submit(std::move(request), [&](const RequestEvent& e) {
     if (e.kind == RequestEvent::Kind::Text) {
       std::fwrite(e.text.data(), 1, e.text.size(), stdout);
       std::fflush(stdout);
       if (answer) *answer += e.text;
     } else if (e.kind == RequestEvent::Kind::Finished) {
+      std::lock_guard lock(mutex);
       stats = *e.stats;
+      finished = true;
+      done.notify_one();
     }
   });
-  while (engine.hasWork()) engine.step();
+  std::unique_lock lock(mutex);
+  done.wait(lock, [&] { return finished; });
   return stats;
 }
 
-void printModelNotes(const Engine& engine) {
-  const ModelInfo& info = engine.info();
+void printModelNotes(const ModelInfo& info) {
   if (!info.chatTemplateWarning.empty())
     std::fprintf(stderr, "warning: %s\n", info.chatTemplateWarning.c_str());
 }
@@ -49,17 +59,18 @@ int runGenerate(const Args& raw) {
   } else {
     throw Error("give --prompt TEXT or --messages FILE.json");
   }
-  const auto engine = Engine::load(engineOptionsFrom(args));
-  printModelNotes(*engine);
+  EngineHost host;
+  const ModelInfo info = host.load(engineOptionsFrom(args));
+  printModelNotes(info);
   std::string answer;
-  const RequestStats stats = runToEnd(*engine, std::move(request), &answer);
+  const RequestStats stats = runToEnd(host, std::move(request), &answer);
   std::fputc('\n', stdout);
   std::fflush(stdout);
   if (args.flag("--json")) {
     auto j = statsJson(stats);
     j["text"] = answer;
-    j["model"] = engine->info().path;
-    j["backend"] = engine->info().backendName;
+    j["model"] = info.path;
+    j["backend"] = info.backendName;
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::fprintf(stderr, "%s\n", statsLine(stats).c_str());
@@ -72,11 +83,12 @@ int runChat(const Args& raw) {
   valueOptions.insert("--system");
   const ParsedArgs args(raw, valueOptions, {});
   const SamplingParams sampling = samplingFrom(args);
-  const auto engine = Engine::load(engineOptionsFrom(args));
-  printModelNotes(*engine);
+  EngineHost host;
+  const ModelInfo info = host.load(engineOptionsFrom(args));
+  printModelNotes(info);
   std::fprintf(stderr, "%s on %s, context %d. Type a message; /reset starts over, /exit or "
-               "Ctrl-D quits.\n", engine->info().architecture.c_str(),
-               engine->info().backendName.c_str(), engine->info().contextLength);
+               "Ctrl-D quits.\n", info.architecture.c_str(), info.backendName.c_str(),
+               info.contextLength);
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   if (auto system = args.value("--system"))
     messages.push_back({{"role", "system"}, {"content", *system}});
@@ -97,7 +109,7 @@ int runChat(const Args& raw) {
     std::string answer;
     RequestStats stats;
     try {
-      stats = runToEnd(*engine, std::move(request), &answer);
+      stats = runToEnd(host, std::move(request), &answer);
     } catch (const Error& e) {
       std::fprintf(stderr, "error: %s\n", e.what());
       messages.erase(messages.end() - 1);

@@ -76,6 +76,8 @@ class Engine {
   void abort(RequestId id);  // finishes it as cancelled at the next step; unknown ids ignored
   void step();
   bool hasWork() const;
+  int32_t runningRequests() const;  // being computed (prompt or decode)
+  int32_t waitingRequests() const;  // queued for a free slot (preempted ones included)
 
   // Logits for every position of a token sequence (ember-cli logits, fidelity checks):
   // (ids.size(), vocab) row-major. Uses the KV pool, so call it when no request is running.

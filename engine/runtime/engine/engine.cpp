@@ -167,6 +167,8 @@ void Engine::abort(RequestId id) {
 }
 
 bool Engine::hasWork() const { return !impl_->waiting.empty() || !impl_->running.empty(); }
+int32_t Engine::runningRequests() const { return static_cast<int32_t>(impl_->running.size()); }
+int32_t Engine::waitingRequests() const { return static_cast<int32_t>(impl_->waiting.size()); }
 
 void Engine::Impl::finish(Sequence& s, FinishReason reason, const std::string& error) {
   releaseBlocks(s, *blocks);
