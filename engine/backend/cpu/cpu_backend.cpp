@@ -10,10 +10,13 @@
 
 namespace ember::cpu {
 
-CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& config, int threads)
+CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& config, int threads,
+                       KernelMode kernels)
     : config_(config),
+      kernels_(kernels),
       weights_(loadCpuWeights(model::bindModelWeights(file, config))),
       pool_(threads) {
+  if (kernels_ == KernelMode::Fast) repackCpuWeights(weights_, pool_);
   layerRopeVariant_.reserve(config_.layers.size());
   for (const model::LayerAttention& layer : config_.layers) {
     ops::RopeParams p;
@@ -32,12 +35,14 @@ CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& con
 }
 
 std::string CpuBackend::name() const {
-  return std::string("cpu (") + simdLevelName() + ", " + std::to_string(pool_.size()) + " threads)";
+  const SimdLevel level = kernels_ == KernelMode::Fast ? fastSimdLevel() : simdLevel();
+  return std::string("cpu (") + simdLevelName(level) + ", " + kernelModeName(kernels_) +
+         " kernels, " + std::to_string(pool_.size()) + " threads)";
 }
 
 BackendMemoryInfo CpuBackend::memoryInfo() const {
   BackendMemoryInfo info;
-  info.weightBytes = weights_.bytes;
+  info.weightBytes = weights_.bytes - weights_.replacedBytes + weights_.repackedBytes;
   info.kvCacheBytes = kvHalvesPerLayer_ * size_t(config_.layerCount) * sizeof(uint16_t);
   info.workspaceBytes = ws_.bytes();
   return info;
@@ -189,8 +194,9 @@ void CpuBackend::forward(const ForwardBatch& batch, ForwardOutput& out) {
   computeLogits(outputs, out);
 }
 
-std::unique_ptr<Backend> makeCpuBackend(const gguf::GgufFile& file, int threads) {
-  return std::make_unique<CpuBackend>(file, model::readModelConfig(file), threads);
+std::unique_ptr<Backend> makeCpuBackend(const gguf::GgufFile& file, int threads,
+                                        KernelMode kernels) {
+  return std::make_unique<CpuBackend>(file, model::readModelConfig(file), threads, kernels);
 }
 
 }  // namespace ember::cpu

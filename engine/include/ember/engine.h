@@ -35,6 +35,9 @@ struct EngineOptions {
   // Compute device: "auto" (CUDA when a device is present and the build has it, else CPU),
   // "cpu", or "cuda" (an error when there is none).
   std::string backend = "auto";
+  // CPU kernels: "fast" (weights repacked at load for the fast kernels; logits equal to
+  // llama.cpp's within a tolerance) or "reference" (llama.cpp's kernels' sums, bit for bit).
+  std::string kernels = "fast";
   static constexpr int32_t kDefaultContext = 4096;
 };
 

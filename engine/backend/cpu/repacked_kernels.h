@@ -1,0 +1,41 @@
+#pragma once
+// Dot-product kernels on repacked weights (repack.h) against Q8x32 activation rows
+// (quant/kernels.h), one implementation per SIMD level:
+//   y[t * yStride + row] = sum_b dx_b * d_r * I(r, t, b) + m_r * (dx_b * S(t, b))
+// with I the exact integer sum of q * x over block b and S the activation block's integer sum.
+// Per block and token the float steps are the same at every level, acc = fma(float(I),
+// d_r * dx_b, acc) then acc = fma(m_r, dx_b * float(S), acc), so the levels agree bit for bit.
+//
+// A task covers row groups [group0, group1) and `tokens` activation rows. The kernels walk the
+// tokens in tiles of up to kRepackTokenTile: the unpacked weights of a block stay in registers
+// for all tokens of a tile (1 token: decode; 2-8: batched decode; prompts loop the tiles).
+#include <cstddef>
+#include <cstdint>
+
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/repack.h"
+
+namespace ember::cpu {
+
+constexpr int kRepackTokenTile = 8;
+
+struct RepackedTask {
+  const RepackedMatrix* m;
+  int64_t group0, group1;
+  const uint8_t* x;  // (tokens, xStride) Q8x32 rows
+  size_t xStride;
+  int64_t tokens;
+  float* y;  // (tokens, yStride), row r of token t at y[t * yStride + r]
+  int64_t yStride;
+};
+using RepackedDotFn = void (*)(const RepackedTask&);
+
+// The kernel for a layout at a level; levels without their own fall back to the next lower.
+RepackedDotFn repackedKernel(RepackedLayout layout, SimdLevel level);
+
+// Per-level entry points (null where the build has no such code).
+RepackedDotFn repackedKernelScalar(RepackedLayout layout);
+RepackedDotFn repackedKernelAvx2(RepackedLayout layout);
+RepackedDotFn repackedKernelAvx512(RepackedLayout layout);
+
+}  // namespace ember::cpu
