@@ -165,6 +165,7 @@ std::unique_ptr<RepackedMatrix> repackMatrix(const WeightMatrix& w, ThreadPool& 
   m->blocks = w.cols / kRepackBlock;
   m->quantBytes = m->layout == RepackedLayout::Nibble4 ? 256 : 512;
   m->blockBytes = m->quantBytes + 64;
+  m->roundedMinSum = w.type == GgmlType::Q4_1 || w.type == GgmlType::Q5_1;
   auto* raw = static_cast<uint8_t*>(std::aligned_alloc(64, m->bytes()));
   if (raw == nullptr) throw std::bad_alloc();
   m->storage = {raw, freeAligned};

@@ -11,7 +11,7 @@
 //   Int8    (576 bytes)  i8 w[8][16][4]      | f16 d[16] | f16 m[16]
 //       w[k][r][i] = q(r, 4k + i), q in -128..127
 //
-// and the weight is d[r] * q + m[r] in both. Sources:
+// and the weight is d[r] * q + m[r] in both (the kernels' sums: repacked_kernels.h). Sources:
 //   Q4_0  Nibble4  q = nibble, m = -8 d (exact)                    lossless
 //   Q4_1  Nibble4  q, d, m as stored                               lossless
 //   Q4_K  Nibble4  per sub-block of 32: d = d * scale, m = -dmin * min, each rounded to f16
@@ -46,6 +46,9 @@ struct RepackedMatrix {
   int64_t blocks = 0;       // cols / 32
   size_t blockBytes = 0;    // 320 or 576
   size_t quantBytes = 0;    // 256 or 512: the f16 d follow, then the f16 m
+  // Q4_1/Q5_1: the min term uses the activation block's sum as llama.cpp's Q8_1 keeps it,
+  // f16(dx * S), rather than dx * S in float, so that the result follows llama.cpp's rounding.
+  bool roundedMinSum = false;
   std::unique_ptr<uint8_t[], void (*)(uint8_t*)> storage{nullptr, nullptr};  // 64-byte aligned
   const uint8_t* block(int64_t group, int64_t b) const {
     return storage.get() + (size_t(group) * size_t(blocks) + size_t(b)) * blockBytes;

@@ -22,7 +22,7 @@ int weightAt(const uint8_t* block, int r, int j) {
   }
 }
 
-template <RepackedLayout kLayout>
+template <RepackedLayout kLayout, bool kRoundedSum>
 void dotScalar(const RepackedTask& task) {
   const RepackedMatrix& m = *task.m;
   for (int64_t g = task.group0; g < task.group1; ++g) {
@@ -33,7 +33,7 @@ void dotScalar(const RepackedTask& task) {
       for (int64_t b = 0; b < m.blocks; ++b) {
         const uint8_t* block = m.block(g, b);
         const float dx = xr.d[b];
-        const float xSum = dx * float(xr.sum[b]);
+        const float xSum = kRoundedSum ? xr.s[b] : dx * float(xr.sum[b]);
         for (int r = 0; r < rows; ++r) {
           int32_t isum = 0;
           for (int j = 0; j < 32; ++j) isum += weightAt<kLayout>(block, r, j) * xr.qs[32 * b + j];
@@ -51,17 +51,19 @@ void dotScalar(const RepackedTask& task) {
 
 }  // namespace
 
-RepackedDotFn repackedKernelScalar(RepackedLayout layout) {
-  return layout == RepackedLayout::Nibble4 ? dotScalar<RepackedLayout::Nibble4>
-                                           : dotScalar<RepackedLayout::Int8>;
+RepackedDotFn repackedKernelScalar(RepackedLayout layout, bool roundedMinSum) {
+  using L = RepackedLayout;
+  if (layout == L::Nibble4)
+    return roundedMinSum ? dotScalar<L::Nibble4, true> : dotScalar<L::Nibble4, false>;
+  return roundedMinSum ? dotScalar<L::Int8, true> : dotScalar<L::Int8, false>;
 }
 
-RepackedDotFn repackedKernel(RepackedLayout layout, SimdLevel level) {
+RepackedDotFn repackedKernel(const RepackedMatrix& m, SimdLevel level) {
   if (level == SimdLevel::Avx512Vnni)
-    if (RepackedDotFn f = repackedKernelAvx512(layout)) return f;
+    if (RepackedDotFn f = repackedKernelAvx512(m.layout, m.roundedMinSum)) return f;
   if (level >= SimdLevel::Avx2)
-    if (RepackedDotFn f = repackedKernelAvx2(layout)) return f;
-  return repackedKernelScalar(layout);
+    if (RepackedDotFn f = repackedKernelAvx2(m.layout, m.roundedMinSum)) return f;
+  return repackedKernelScalar(m.layout, m.roundedMinSum);
 }
 
 }  // namespace ember::cpu

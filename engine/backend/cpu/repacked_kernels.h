@@ -1,10 +1,11 @@
 #pragma once
 // Dot-product kernels on repacked weights (repack.h) against Q8x32 activation rows
 // (quant/kernels.h), one implementation per SIMD level:
-//   y[t * yStride + row] = sum_b dx_b * d_r * I(r, t, b) + m_r * (dx_b * S(t, b))
-// with I the exact integer sum of q * x over block b and S the activation block's integer sum.
-// Per block and token the float steps are the same at every level, acc = fma(float(I),
-// d_r * dx_b, acc) then acc = fma(m_r, dx_b * float(S), acc), so the levels agree bit for bit.
+//   y[t * yStride + row] = sum_b dx_b * d_r * I(r, t, b) + m_r * s(t, b)
+// with I the exact integer sum of q * x over block b, S the activation block's integer sum and
+// s = dx_b * float(S) (f16(dx_b * S) for RepackedMatrix::roundedMinSum). Per block and token the
+// float steps are the same at every level, acc = fma(float(I), d_r * dx_b, acc) then
+// acc = fma(m_r, s, acc), so the levels agree bit for bit.
 //
 // A task covers row groups [group0, group1) and `tokens` activation rows. The kernels walk the
 // tokens in tiles of up to kRepackTokenTile: the unpacked weights of a block stay in registers
@@ -30,12 +31,12 @@ struct RepackedTask {
 };
 using RepackedDotFn = void (*)(const RepackedTask&);
 
-// The kernel for a layout at a level; levels without their own fall back to the next lower.
-RepackedDotFn repackedKernel(RepackedLayout layout, SimdLevel level);
+// The kernel for a matrix at a level; levels without their own fall back to the next lower.
+RepackedDotFn repackedKernel(const RepackedMatrix& m, SimdLevel level);
 
 // Per-level entry points (null where the build has no such code).
-RepackedDotFn repackedKernelScalar(RepackedLayout layout);
-RepackedDotFn repackedKernelAvx2(RepackedLayout layout);
-RepackedDotFn repackedKernelAvx512(RepackedLayout layout);
+RepackedDotFn repackedKernelScalar(RepackedLayout layout, bool roundedMinSum);
+RepackedDotFn repackedKernelAvx2(RepackedLayout layout, bool roundedMinSum);
+RepackedDotFn repackedKernelAvx512(RepackedLayout layout, bool roundedMinSum);
 
 }  // namespace ember::cpu

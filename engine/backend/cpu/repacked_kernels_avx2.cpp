@@ -5,11 +5,13 @@
 #include "backend/cpu/x86_repacked_kernels.h"
 
 namespace ember::cpu {
-RepackedDotFn repackedKernelAvx2(RepackedLayout layout) { return x86RepackedKernel(layout); }
+RepackedDotFn repackedKernelAvx2(RepackedLayout layout, bool roundedMinSum) {
+  return x86RepackedKernel(layout, roundedMinSum);
+}
 }  // namespace ember::cpu
 
 #else
 namespace ember::cpu {
-RepackedDotFn repackedKernelAvx2(RepackedLayout) { return nullptr; }
+RepackedDotFn repackedKernelAvx2(RepackedLayout, bool) { return nullptr; }
 }  // namespace ember::cpu
 #endif

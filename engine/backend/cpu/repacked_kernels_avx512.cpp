@@ -6,11 +6,13 @@
 #include "backend/cpu/x86_repacked_kernels.h"
 
 namespace ember::cpu {
-RepackedDotFn repackedKernelAvx512(RepackedLayout layout) { return x86RepackedKernel(layout); }
+RepackedDotFn repackedKernelAvx512(RepackedLayout layout, bool roundedMinSum) {
+  return x86RepackedKernel(layout, roundedMinSum);
+}
 }  // namespace ember::cpu
 
 #else
 namespace ember::cpu {
-RepackedDotFn repackedKernelAvx512(RepackedLayout) { return nullptr; }
+RepackedDotFn repackedKernelAvx512(RepackedLayout, bool) { return nullptr; }
 }  // namespace ember::cpu
 #endif

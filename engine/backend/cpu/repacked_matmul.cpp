@@ -40,7 +40,7 @@ void repackedMatmulShared(ThreadPool& pool, std::span<const MatmulTarget> target
     if (m->cols != cols)
       throw Error("matmulShared: matrices of " + std::to_string(m->cols) + " and " +
                   std::to_string(cols) + " columns cannot share an input");
-    pieces[i] = {m, targets[i].y, repackedKernel(m->layout, level), totalGroups};
+    pieces[i] = {m, targets[i].y, repackedKernel(*m, level), totalGroups};
     totalGroups += m->groups;
     totalBytes += m->bytes();
   }

@@ -27,7 +27,7 @@ inline int32_t loadQuad(const int8_t* p) {
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 
-template <RepackedLayout kLayout, int T>
+template <RepackedLayout kLayout, bool kRoundedSum, int T>
 void groupTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStride, float* y,
                int64_t yStride) {
   Q8x32Row xr[T];
@@ -69,7 +69,7 @@ void groupTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStr
       const float dx = xr[t].d[b];
       acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(dw, _mm512_set1_ps(dx)),
                                acc[t]);
-      acc[t] = _mm512_fmadd_ps(mw, _mm512_set1_ps(dx * float(xr[t].sum[b])), acc[t]);
+      acc[t] = _mm512_fmadd_ps(mw, _mm512_set1_ps(kRoundedSum ? xr[t].s[b] : dx * float(xr[t].sum[b])), acc[t]);
     }
   }
   const int64_t rows = quant::minOf(kRepackGroupRows, m.rows - g * kRepackGroupRows);
@@ -81,7 +81,7 @@ void groupTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStr
 
 #else  // AVX2
 
-template <RepackedLayout kLayout, int T>
+template <RepackedLayout kLayout, bool kRoundedSum, int T>
 void groupTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStride, float* y,
                int64_t yStride) {
   Q8x32Row xr[T];
@@ -135,7 +135,7 @@ void groupTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStr
         const float dx = xr[t].d[b];
         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), _mm256_mul_ps(dw, _mm256_set1_ps(dx)),
                                  acc[t]);
-        acc[t] = _mm256_fmadd_ps(mw, _mm256_set1_ps(dx * float(xr[t].sum[b])), acc[t]);
+        acc[t] = _mm256_fmadd_ps(mw, _mm256_set1_ps(kRoundedSum ? xr[t].s[b] : dx * float(xr[t].sum[b])), acc[t]);
       }
     }
     const int64_t valid = quant::minOf(8, rows - 8 * h);
@@ -157,32 +157,34 @@ void groupTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStr
 
 // Groups outer, token tiles inner: a group's weights (a few KiB) stay in L1 while every tile of
 // tokens runs over them.
-template <RepackedLayout kLayout>
+template <RepackedLayout kLayout, bool kRoundedSum>
 void runRepacked(const RepackedTask& task) {
   const RepackedMatrix& m = *task.m;
   for (int64_t g = task.group0; g < task.group1; ++g) {
     int64_t t = 0;
     for (; t + kRepackTokenTile <= task.tokens; t += kRepackTokenTile)
-      groupTile<kLayout, kRepackTokenTile>(m, g, task.x + size_t(t) * task.xStride, task.xStride,
+      groupTile<kLayout, kRoundedSum, kRepackTokenTile>(m, g, task.x + size_t(t) * task.xStride, task.xStride,
                                            task.y + t * task.yStride, task.yStride);
     const uint8_t* x = task.x + size_t(t) * task.xStride;
     float* y = task.y + t * task.yStride;
     switch (task.tokens - t) {
-      case 1: groupTile<kLayout, 1>(m, g, x, task.xStride, y, task.yStride); break;
-      case 2: groupTile<kLayout, 2>(m, g, x, task.xStride, y, task.yStride); break;
-      case 3: groupTile<kLayout, 3>(m, g, x, task.xStride, y, task.yStride); break;
-      case 4: groupTile<kLayout, 4>(m, g, x, task.xStride, y, task.yStride); break;
-      case 5: groupTile<kLayout, 5>(m, g, x, task.xStride, y, task.yStride); break;
-      case 6: groupTile<kLayout, 6>(m, g, x, task.xStride, y, task.yStride); break;
-      case 7: groupTile<kLayout, 7>(m, g, x, task.xStride, y, task.yStride); break;
+      case 1: groupTile<kLayout, kRoundedSum, 1>(m, g, x, task.xStride, y, task.yStride); break;
+      case 2: groupTile<kLayout, kRoundedSum, 2>(m, g, x, task.xStride, y, task.yStride); break;
+      case 3: groupTile<kLayout, kRoundedSum, 3>(m, g, x, task.xStride, y, task.yStride); break;
+      case 4: groupTile<kLayout, kRoundedSum, 4>(m, g, x, task.xStride, y, task.yStride); break;
+      case 5: groupTile<kLayout, kRoundedSum, 5>(m, g, x, task.xStride, y, task.yStride); break;
+      case 6: groupTile<kLayout, kRoundedSum, 6>(m, g, x, task.xStride, y, task.yStride); break;
+      case 7: groupTile<kLayout, kRoundedSum, 7>(m, g, x, task.xStride, y, task.yStride); break;
       default: break;
     }
   }
 }
 
-RepackedDotFn x86RepackedKernel(RepackedLayout layout) {
-  return layout == RepackedLayout::Nibble4 ? runRepacked<RepackedLayout::Nibble4>
-                                           : runRepacked<RepackedLayout::Int8>;
+RepackedDotFn x86RepackedKernel(RepackedLayout layout, bool roundedMinSum) {
+  using L = RepackedLayout;
+  if (layout == L::Nibble4)
+    return roundedMinSum ? runRepacked<L::Nibble4, true> : runRepacked<L::Nibble4, false>;
+  return roundedMinSum ? runRepacked<L::Int8, true> : runRepacked<L::Int8, false>;
 }
 
 }  // namespace

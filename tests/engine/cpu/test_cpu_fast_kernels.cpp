@@ -15,7 +15,9 @@
 //   so |x' - x| <= amax (1/254 + 2^-11) per element (1e-5 relative slack for the float product
 //   x * (127 / amax)); with the weight bound e_w above,
 //     |y' - y| <= sum_j |w_j| e_x + |x_j| e_w + e_x e_w  +  4 (nb + 2) 2^-24 sum_j |w'_j x'_j|
-//   (the last term: two float roundings per block of 32 and the f16 scale products).
+//   (the last term: two float roundings per block of 32 and the f16 scale products); Q4_1 and
+//   Q5_1 take the activation block sum as f16(dx * S), like llama.cpp's Q8_1, which adds
+//   2^-11 |m| sum_j |x'_j| per block.
 // Sizes: awkward row counts (1, 7, 16, 17, 45: padded groups, single rows) and every token
 // count 1-17 (tiles of 8, leftovers 1-7), at every level the CPU has.
 #include <QtTest>
@@ -25,7 +27,9 @@
 #include "backend/cpu/repack.h"
 #include "backend/cpu/repacked_kernels.h"
 #include "backend/cpu/thread_pool.h"
+#include "common/test_paths.h"
 #include "cpu_test_support.h"
+#include "gguf/gguf_file.h"
 
 using namespace ember;
 using cpu::SimdLevel;
@@ -182,6 +186,11 @@ class TestCpuFastKernels : public QObject {
               double amax = 0;
               for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(double(xt[32 * b + j])));
               const double ex = amax * (1.0 / 254 * (1 + 1e-5) + 0x1p-11);
+              if (packed->roundedMinSum) {
+                double xAbs = 0;
+                for (int j = 0; j < 32; ++j) xAbs += std::fabs(double(xt[32 * b + j])) + ex;
+                bound += std::ldexp(std::fabs(readRepacked(*packed, r, 32 * b).m) * xAbs, -11);
+              }
               for (int64_t j = 32 * b; j < 32 * b + 32; ++j) {
                 const double wj = w[size_t(r)][size_t(j)], ewj = ew[size_t(r)][size_t(j)];
                 exact += wj * xt[j];
@@ -199,6 +208,93 @@ class TestCpuFastKernels : public QObject {
           }
         }
       }
+    }
+  }
+
+  // The lossless types use the same quantized activations and integer sums as the reference
+  // kernels (llama.cpp's); only the float order differs: 2 roundings per block of 32, so
+  // |fast - reference| <= 4 (nb + 2) 2^-24 sum_j |w_j x'_j| (x' the quantized activations).
+  void losslessTypesMatchReferenceKernels_data() {
+    QTest::addColumn<GgmlType>("type");
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
+                       GgmlType::Q8_0})
+      QTest::newRow(std::string(gguf::ggmlTypeName(t)).c_str()) << t;
+  }
+  void losslessTypesMatchReferenceKernels() {
+    QFETCH(GgmlType, type);
+    cpu::ThreadPool pool(2);
+    const int64_t rows = 45, cols = 576, n = 9;
+    test::OwnedMatrix src = test::randomMatrix(type, rows, cols, 77);
+    const auto packed = cpu::repackMatrix(src.view, pool);
+    cpu::WeightMatrix fast = src.view;
+    fast.repacked = packed.get();
+    const std::vector<float> x = test::randomActivations(n * cols, 5);
+    std::vector<float> yRef(static_cast<size_t>(n * rows)), yFast(yRef.size());
+    cpu::MatmulScratch scratch;
+    cpu::matmul(pool, src.view, x.data(), n, yRef.data(), scratch);
+    cpu::matmul(pool, fast, x.data(), n, yFast.data(), scratch);
+    double worst = 0;
+    for (int64_t t = 0; t < n; ++t) {
+      std::vector<double> xq(static_cast<size_t>(cols));
+      // x' as the fast path quantized it (the reference kernels quantize identically).
+      std::vector<uint8_t> row(cpu::quant::activationRowBytes(cpu::quant::ActivationFormat::Q8x32, cols));
+      cpu::quant::kernelsFor(GgmlType::Q8_0, cpu::SimdLevel::Scalar)->prepare(x.data() + t * cols, cols, row.data());
+      xq = test::reconstructActivations(cpu::quant::ActivationFormat::Q8x32, row.data(), cols);
+      for (int64_t r = 0; r < rows; ++r) {
+        const std::vector<double> w = test::dequantizedRow(src.view, r);
+        double magnitude = 0;
+        for (int64_t j = 0; j < cols; ++j) magnitude += std::fabs(w[size_t(j)] * xq[size_t(j)]);
+        const double bound = 4.0 * double(cols / 32 + 2) * 0x1p-24 * magnitude;
+        const double diff = std::fabs(double(yFast[size_t(t * rows + r)]) - yRef[size_t(t * rows + r)]);
+        worst = std::max(worst, diff / magnitude);
+        if (!(diff <= bound))
+          QFAIL(qPrintable(QStringLiteral("token %1 row %2: fast %3, reference %4, bound %5")
+                               .arg(t).arg(r).arg(yFast[size_t(t * rows + r)])
+                               .arg(yRef[size_t(t * rows + r)]).arg(bound)));
+      }
+    }
+    qInfo("worst |fast - reference| / sum |w x'|: %.3g", worst);
+  }
+
+  // Real matrices of both models: the fast product against the reference kernels, which use
+  // the same activations for the lossless types (bound as above) and per-256 Q8_K ones for the
+  // K-quants (then only the derived bound of fastMatmulMatchesReferences applies; reported).
+  void realMatrices_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("tensor");
+    const QString smol = "SmolLM2-135M-Instruct.Q4_1.gguf", gemma = "gemma-3-270m-q4_k_m.gguf";
+    QTest::newRow("SmolLM2 ffn_down Q4_1") << smol << "blk.0.ffn_down.weight";
+    QTest::newRow("SmolLM2 attn_k Q4_1") << smol << "blk.3.attn_k.weight";
+    QTest::newRow("SmolLM2 token_embd Q8_0") << smol << "token_embd.weight";
+    QTest::newRow("Gemma attn_q Q5_0") << gemma << "blk.0.attn_q.weight";
+    QTest::newRow("Gemma attn_output Q4_K") << gemma << "blk.0.attn_output.weight";
+    QTest::newRow("Gemma ffn_down Q6_K") << gemma << "blk.0.ffn_down.weight";
+  }
+  void realMatrices() {
+    QFETCH(QString, model);
+    QFETCH(QString, tensor);
+    EMBER_REQUIRE_MODEL(path, model);
+    const auto file = gguf::GgufFile::open(path.toStdString());
+    const gguf::TensorInfo* info = file->findTensor(tensor.toStdString());
+    QVERIFY(info);
+    cpu::ThreadPool pool(2);
+    const cpu::WeightMatrix w = cpu::weightMatrix(*info);
+    const auto packed = cpu::repackMatrix(w, pool);
+    QVERIFY(packed != nullptr);
+    cpu::WeightMatrix fast = w;
+    fast.repacked = packed.get();
+    for (int64_t n : {1, 8, 13}) {
+      const std::vector<float> x = test::randomActivations(n * w.cols, uint32_t(n));
+      std::vector<float> yRef(static_cast<size_t>(n * w.rows)), yFast(yRef.size());
+      cpu::MatmulScratch scratch;
+      cpu::matmul(pool, w, x.data(), n, yRef.data(), scratch);
+      cpu::matmul(pool, fast, x.data(), n, yFast.data(), scratch);
+      double worst = 0, scale = 0;
+      for (size_t i = 0; i < yRef.size(); ++i) {
+        worst = std::max(worst, std::fabs(double(yFast[i]) - yRef[i]));
+        scale = std::max(scale, std::fabs(double(yRef[i])));
+      }
+      qInfo("%d tokens: max |fast - reference| %.3g (max |y| %.3g)", int(n), worst, scale);
     }
   }
 

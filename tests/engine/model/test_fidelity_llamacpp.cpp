@@ -15,6 +15,11 @@
 // of tokens in a step (for Gemma's Q4_K, Q5_0 and Q6_K weights), the engine follows it, and
 // Gemma-3-270M turns such last-bit differences into top-1 flips, for llama.cpp as for us. For
 // SmolLM2's weight types the kernels do not depend on the step size, and chunks change nothing.
+//
+// The rows above pin the reference kernels (bit-exact sums). The fast kernels (repacked weights,
+// cpu::KernelMode::Fast) are held to a tolerance instead: top-1 agreement at 99% or more of all
+// positions of a model (near ties included), mean KL at most 0.01 per prompt (one prefill and
+// chunks of 7), greedy 32 tokens equal on at least 5 of the 6 prompts.
 #include <QCryptographicHash>
 #include <QtTest>
 #include <cmath>
@@ -35,6 +40,7 @@ constexpr int32_t kBlockSize = 16;
 constexpr float kNearTie = 0.05f;         // llama.cpp top-2 gap under which top-1 may differ
 constexpr double kMaxMeanKl = 0.01;       // per prompt
 constexpr int kGreedyPromptsRequired = 5;
+constexpr double kFastMinTop1 = 0.99;  // fast kernels: share of positions whose top-1 agrees
 
 QString sha256Of(const QString& path) {
   QFile f(path);
@@ -161,7 +167,7 @@ class TestFidelityLlamaCpp : public QObject {
   // a KV pool large enough for every prompt plus its continuation. Returns an error or "".
   QString setUp(const QString& modelPath, const QString& goldenPath, test::GoldenFile& golden,
                 std::unique_ptr<gguf::GgufFile>& file, std::unique_ptr<cpu::CpuBackend>& backend,
-                int32_t& blocks) {
+                int32_t& blocks, cpu::KernelMode kernels = cpu::KernelMode::Reference) {
     QString why;
     if (!test::loadGolden(goldenPath, &golden, &why)) return why;
     if (golden.modelFile != QFileInfo(modelPath).fileName() ||
@@ -169,7 +175,7 @@ class TestFidelityLlamaCpp : public QObject {
       return goldenPath + ": recorded with another model file than " + modelPath;
     file = gguf::GgufFile::open(modelPath.toStdString());
     const model::ModelConfig config = model::readModelConfig(*file);
-    backend = std::make_unique<cpu::CpuBackend>(*file, config, kThreads);
+    backend = std::make_unique<cpu::CpuBackend>(*file, config, kThreads, kernels);
     qInfo().noquote() << QString::fromStdString(config.describe()) << "on"
                       << QString::fromStdString(backend->name());
     qInfo().noquote() << "reference:" << golden.reference;
@@ -184,12 +190,16 @@ class TestFidelityLlamaCpp : public QObject {
  private slots:
   void matchesLlamaCpp_data() {
     QTest::addColumn<QString>("modelFile");
-    QTest::newRow("SmolLM2-135M Q4_1") << "SmolLM2-135M-Instruct.Q4_1.gguf";
-    QTest::newRow("gemma-3-270m Q4_K_M") << "gemma-3-270m-q4_k_m.gguf";
+    QTest::addColumn<bool>("fast");
+    QTest::newRow("SmolLM2-135M Q4_1") << "SmolLM2-135M-Instruct.Q4_1.gguf" << false;
+    QTest::newRow("gemma-3-270m Q4_K_M") << "gemma-3-270m-q4_k_m.gguf" << false;
+    QTest::newRow("SmolLM2-135M Q4_1, fast kernels") << "SmolLM2-135M-Instruct.Q4_1.gguf" << true;
+    QTest::newRow("gemma-3-270m Q4_K_M, fast kernels") << "gemma-3-270m-q4_k_m.gguf" << true;
   }
 
   void matchesLlamaCpp() {
     QFETCH(QString, modelFile);
+    QFETCH(bool, fast);
     EMBER_REQUIRE_MODEL(modelPath, modelFile);
     test::GoldenFile golden;
     std::unique_ptr<gguf::GgufFile> file;
@@ -198,10 +208,11 @@ class TestFidelityLlamaCpp : public QObject {
     const QString error = setUp(modelPath,
                                 test::sourceDir() + "/tests/data/golden/" +
                                     QFileInfo(modelFile).completeBaseName() + ".json",
-                                golden, file, backend, blocks);
+                                golden, file, backend, blocks,
+                                fast ? cpu::KernelMode::Fast : cpu::KernelMode::Reference);
     QVERIFY2(error.isEmpty(), qPrintable(error));
 
-    int greedyAgreeing = 0, hardDisagreements = 0;
+    int greedyAgreeing = 0, hardDisagreements = 0, top1Agree = 0, positions = 0;
     double worstMeanKl = 0;
     QStringList failures;
     for (size_t pi = 0; pi < golden.prompts.size(); ++pi) {
@@ -210,6 +221,8 @@ class TestFidelityLlamaCpp : public QObject {
       report(prompt, f);
       greedyAgreeing += f.greedyAgrees ? 1 : 0;
       hardDisagreements += f.hardDisagreements;
+      top1Agree += f.top1Agree;
+      positions += int(f.positions);
       worstMeanKl = std::max(worstMeanKl, f.klMean);
       if (f.klMean >= kMaxMeanKl) failures << prompt.name + ": mean KL too high";
       if (f.chunked.klMean >= kMaxMeanKl) failures << prompt.name + ": chunked mean KL too high";
@@ -223,7 +236,14 @@ class TestFidelityLlamaCpp : public QObject {
                              .arg(worstMeanKl, 0, 'e', 2)
                              .arg(hardDisagreements);
     QVERIFY2(failures.isEmpty(), qPrintable(failures.join("; ")));
-    QCOMPARE(hardDisagreements, 0);
+    if (fast) {
+      qInfo().noquote() << QStringLiteral("fast kernels: top-1 agreement %1/%2")
+                               .arg(top1Agree)
+                               .arg(positions);
+      QVERIFY2(top1Agree >= kFastMinTop1 * positions, "top-1 agreement below 99%");
+    } else {
+      QCOMPARE(hardDisagreements, 0);
+    }
     QVERIFY2(greedyAgreeing >= kGreedyPromptsRequired,
              qPrintable(QStringLiteral("greedy continuations agree on %1 prompts, %2 required")
                             .arg(greedyAgreeing)
