@@ -166,6 +166,9 @@ std::unique_ptr<RepackedMatrix> repackMatrix(const WeightMatrix& w, ThreadPool& 
   m->quantBytes = m->layout == RepackedLayout::Nibble4 ? 256 : 512;
   m->blockBytes = m->quantBytes + 64;
   m->roundedMinSum = w.type == GgmlType::Q4_1 || w.type == GgmlType::Q5_1;
+  m->llamaLanes = w.type == GgmlType::Q4_0 || w.type == GgmlType::Q4_1 ||
+                  w.type == GgmlType::Q5_0 || w.type == GgmlType::Q5_1 || w.type == GgmlType::Q8_0;
+  m->lane0Offset = w.type == GgmlType::Q4_0;
   auto* raw = static_cast<uint8_t*>(std::aligned_alloc(64, m->bytes()));
   if (raw == nullptr) throw std::bad_alloc();
   m->storage = {raw, freeAligned};

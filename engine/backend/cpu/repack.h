@@ -49,6 +49,11 @@ struct RepackedMatrix {
   // Q4_1/Q5_1: the min term uses the activation block's sum as llama.cpp's Q8_1 keeps it,
   // f16(dx * S), rather than dx * S in float, so that the result follows llama.cpp's rounding.
   bool roundedMinSum = false;
+  // Q4_0, Q4_1, Q5_0, Q5_1, Q8_0: the kernels sum in llama.cpp's order (x86_repacked_lanes.h)
+  // and give the reference kernels' bits; Q4_0 then takes its offset as -8 S in lane 0, as
+  // llama.cpp does, instead of through m.
+  bool llamaLanes = false;
+  bool lane0Offset = false;
   std::unique_ptr<uint8_t[], void (*)(uint8_t*)> storage{nullptr, nullptr};  // 64-byte aligned
   const uint8_t* block(int64_t group, int64_t b) const {
     return storage.get() + (size_t(group) * size_t(blocks) + size_t(b)) * blockBytes;

@@ -5,7 +5,8 @@
 // with I the exact integer sum of q * x over block b, S the activation block's integer sum and
 // s = dx_b * float(S) (f16(dx_b * S) for RepackedMatrix::roundedMinSum). Per block and token the
 // float steps are the same at every level, acc = fma(float(I), d_r * dx_b, acc) then
-// acc = fma(m_r, s, acc), so the levels agree bit for bit.
+// acc = fma(m_r, s, acc), so the levels agree bit for bit. Matrices with llamaLanes sum in
+// llama.cpp's order instead (x86_repacked_lanes.h), also the same at every level.
 //
 // A task covers row groups [group0, group1) and `tokens` activation rows. The kernels walk the
 // tokens in tiles of up to kRepackTokenTile: the unpacked weights of a block stay in registers
@@ -35,8 +36,8 @@ using RepackedDotFn = void (*)(const RepackedTask&);
 RepackedDotFn repackedKernel(const RepackedMatrix& m, SimdLevel level);
 
 // Per-level entry points (null where the build has no such code).
-RepackedDotFn repackedKernelScalar(RepackedLayout layout, bool roundedMinSum);
-RepackedDotFn repackedKernelAvx2(RepackedLayout layout, bool roundedMinSum);
-RepackedDotFn repackedKernelAvx512(RepackedLayout layout, bool roundedMinSum);
+RepackedDotFn repackedKernelScalar(const RepackedMatrix& m);
+RepackedDotFn repackedKernelAvx2(const RepackedMatrix& m);
+RepackedDotFn repackedKernelAvx512(const RepackedMatrix& m);
 
 }  // namespace ember::cpu

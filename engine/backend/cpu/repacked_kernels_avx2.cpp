@@ -5,13 +5,11 @@
 #include "backend/cpu/x86_repacked_kernels.h"
 
 namespace ember::cpu {
-RepackedDotFn repackedKernelAvx2(RepackedLayout layout, bool roundedMinSum) {
-  return x86RepackedKernel(layout, roundedMinSum);
-}
+RepackedDotFn repackedKernelAvx2(const RepackedMatrix& m) { return x86RepackedKernel(m); }
 }  // namespace ember::cpu
 
 #else
 namespace ember::cpu {
-RepackedDotFn repackedKernelAvx2(RepackedLayout, bool) { return nullptr; }
+RepackedDotFn repackedKernelAvx2(const RepackedMatrix&) { return nullptr; }
 }  // namespace ember::cpu
 #endif

@@ -6,13 +6,11 @@
 #include "backend/cpu/x86_repacked_kernels.h"
 
 namespace ember::cpu {
-RepackedDotFn repackedKernelAvx512(RepackedLayout layout, bool roundedMinSum) {
-  return x86RepackedKernel(layout, roundedMinSum);
-}
+RepackedDotFn repackedKernelAvx512(const RepackedMatrix& m) { return x86RepackedKernel(m); }
 }  // namespace ember::cpu
 
 #else
 namespace ember::cpu {
-RepackedDotFn repackedKernelAvx512(RepackedLayout, bool) { return nullptr; }
+RepackedDotFn repackedKernelAvx512(const RepackedMatrix&) { return nullptr; }
 }  // namespace ember::cpu
 #endif

@@ -180,11 +180,20 @@ void runRepacked(const RepackedTask& task) {
   }
 }
 
-RepackedDotFn x86RepackedKernel(RepackedLayout layout, bool roundedMinSum) {
+}  // namespace
+}  // namespace ember::cpu
+
+#include "backend/cpu/x86_repacked_lanes.h"
+
+namespace ember::cpu {
+namespace {
+
+RepackedDotFn x86RepackedKernel(const RepackedMatrix& m) {
   using L = RepackedLayout;
-  if (layout == L::Nibble4)
-    return roundedMinSum ? runRepacked<L::Nibble4, true> : runRepacked<L::Nibble4, false>;
-  return roundedMinSum ? runRepacked<L::Int8, true> : runRepacked<L::Int8, false>;
+  if (m.llamaLanes) return x86LaneKernel(m);
+  if (m.layout == L::Nibble4)
+    return m.roundedMinSum ? runRepacked<L::Nibble4, true> : runRepacked<L::Nibble4, false>;
+  return m.roundedMinSum ? runRepacked<L::Int8, true> : runRepacked<L::Int8, false>;
 }
 
 }  // namespace

@@ -211,9 +211,11 @@ class TestCpuFastKernels : public QObject {
     }
   }
 
-  // The lossless types use the same quantized activations and integer sums as the reference
-  // kernels (llama.cpp's); only the float order differs: 2 roundings per block of 32, so
-  // |fast - reference| <= 4 (nb + 2) 2^-24 sum_j |w_j x'_j| (x' the quantized activations).
+  // The lossless types sum in llama.cpp's order (RepackedMatrix::llamaLanes), so their fast
+  // products equal the reference kernels' bit for bit at the AVX2 level (the level whose order
+  // is llama.cpp's, the reference default), for 1-17 tokens and at every fast SIMD level.
+  // Also within 4 (nb + 2) 2^-24 sum_j |w_j x'_j| (x' the quantized activations) of the
+  // reference at the AVX-512 level, whose kernels reorder the float sums.
   void losslessTypesMatchReferenceKernels_data() {
     QTest::addColumn<GgmlType>("type");
     for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
@@ -223,15 +225,36 @@ class TestCpuFastKernels : public QObject {
   void losslessTypesMatchReferenceKernels() {
     QFETCH(GgmlType, type);
     cpu::ThreadPool pool(2);
-    const int64_t rows = 45, cols = 576, n = 9;
+    if (!cpu::simdLevelSupported(SimdLevel::Avx2)) QSKIP("the CPU has no AVX2");
+    const int64_t rows = 45, cols = 576;
     test::OwnedMatrix src = test::randomMatrix(type, rows, cols, 77);
     const auto packed = cpu::repackMatrix(src.view, pool);
+    QVERIFY(packed->llamaLanes);
     cpu::WeightMatrix fast = src.view;
     fast.repacked = packed.get();
+    cpu::MatmulScratch scratch;
+    for (int64_t tokens = 1; tokens <= 17; ++tokens) {
+      const std::vector<float> x = test::randomActivations(tokens * cols, uint32_t(tokens));
+      std::vector<float> yRef(static_cast<size_t>(tokens * rows)), yFast(yRef.size());
+      {
+        test::SimdLevelGuard guard(SimdLevel::Avx2);
+        cpu::matmul(pool, src.view, x.data(), tokens, yRef.data(), scratch);
+      }
+      for (SimdLevel level : test::supportedLevels()) {
+        test::SimdLevelGuard guard(level);
+        cpu::matmul(pool, fast, x.data(), tokens, yFast.data(), scratch);
+        QVERIFY2(yFast == yRef, qPrintable(QStringLiteral("%1 tokens at %2")
+                                               .arg(tokens).arg(cpu::simdLevelName(level))));
+      }
+    }
+    if (!cpu::simdLevelSupported(SimdLevel::Avx512Vnni)) return;
+    const int64_t n = 9;
     const std::vector<float> x = test::randomActivations(n * cols, 5);
     std::vector<float> yRef(static_cast<size_t>(n * rows)), yFast(yRef.size());
-    cpu::MatmulScratch scratch;
-    cpu::matmul(pool, src.view, x.data(), n, yRef.data(), scratch);
+    {
+      test::SimdLevelGuard guard(SimdLevel::Avx512Vnni);
+      cpu::matmul(pool, src.view, x.data(), n, yRef.data(), scratch);
+    }
     cpu::matmul(pool, fast, x.data(), n, yFast.data(), scratch);
     double worst = 0;
     for (int64_t t = 0; t < n; ++t) {
