@@ -1,5 +1,5 @@
 // ember-bench: speed figures of the engine, as BENCHMARKS.md describes them.
-//   ember-bench (pp|tg|bw|all|tokens) --model M [--threads N] [--kernels fast|reference] [--repetitions R] [--json]
+//   ember-bench (pp|tg|bw|all|tokens) --model M [--threads N] [--kernels fast|reference|approx] [--repetitions R] [--json]
 //               [--prompt-seed S] [--count N]
 //   ember-bench ttft-turns --model M [--dump-turns FILE] [...]
 //   ember-bench batch --model M [--concurrency 1,4,8,16] [--tokens 64] [...]
@@ -30,11 +30,11 @@ using namespace ember;
 namespace {
 
 constexpr const char* kUsage =
-    "usage: ember-bench (pp|tg|bw|all|tokens) --model M [--threads N] [--kernels fast|reference] [--repetitions R] "
+    "usage: ember-bench (pp|tg|bw|all|tokens) --model M [--threads N] [--kernels fast|reference|approx] [--repetitions R] "
     "[--json] [--prompt-seed S] [--count N]\n"
-    "       ember-bench ttft-turns --model M [--threads N] [--kernels fast|reference] [--repetitions R] [--json] "
+    "       ember-bench ttft-turns --model M [--threads N] [--kernels fast|reference|approx] [--repetitions R] [--json] "
     "[--dump-turns FILE]\n"
-    "       ember-bench batch --model M [--threads N] [--kernels fast|reference] [--repetitions R] [--json] "
+    "       ember-bench batch --model M [--threads N] [--kernels fast|reference|approx] [--repetitions R] [--json] "
     "[--concurrency 1,4,8,16] [--tokens 64]\n";
 
 int run(const std::vector<std::string>& raw) {

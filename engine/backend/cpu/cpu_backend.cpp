@@ -16,7 +16,8 @@ CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& con
       kernels_(kernels),
       weights_(loadCpuWeights(model::bindModelWeights(file, config))),
       pool_(threads) {
-  if (kernels_ == KernelMode::Fast) repackCpuWeights(weights_, pool_);
+  if (kernels_ != KernelMode::Reference)
+    repackCpuWeights(weights_, pool_, kernels_ == KernelMode::Approx);
   layerRopeVariant_.reserve(config_.layers.size());
   for (const model::LayerAttention& layer : config_.layers) {
     ops::RopeParams p;
@@ -35,7 +36,7 @@ CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& con
 }
 
 std::string CpuBackend::name() const {
-  const SimdLevel level = kernels_ == KernelMode::Fast ? fastSimdLevel() : simdLevel();
+  const SimdLevel level = kernels_ == KernelMode::Reference ? simdLevel() : fastSimdLevel();
   return std::string("cpu (") + simdLevelName(level) + ", " + kernelModeName(kernels_) +
          " kernels, " + std::to_string(pool_.size()) + " threads)";
 }

@@ -23,7 +23,7 @@ class CpuBackend final : public Backend {
  public:
   // threads <= 0: one per physical core. Throws ember::Error when the file's tensors do not match
   // the configuration or use an unsupported type.
-  // kernels: Reference (bit-exact with llama.cpp) or Fast (weights repacked here, at load).
+  // kernels: see KernelMode (Fast and Approx repack weights here, at load).
   CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& config, int threads,
              KernelMode kernels = KernelMode::Reference);
 

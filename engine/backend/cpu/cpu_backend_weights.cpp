@@ -74,9 +74,12 @@ void releasePages(const uint8_t* data, size_t bytes) {
 
 }  // namespace
 
-void repackCpuWeights(CpuWeights& w, ThreadPool& pool) {
+void repackCpuWeights(CpuWeights& w, ThreadPool& pool, bool kQuants) {
   auto repack = [&](WeightMatrix& m) {
     if (m.repacked != nullptr || !isRepackable(m.type)) return;
+    const bool kQuant = m.type == gguf::GgmlType::Q4_K || m.type == gguf::GgmlType::Q5_K ||
+                        m.type == gguf::GgmlType::Q6_K;
+    if (kQuant && !kQuants) return;
     std::unique_ptr<RepackedMatrix> r = repackMatrix(m, pool);
     if (!r) return;
     m.repacked = r.get();

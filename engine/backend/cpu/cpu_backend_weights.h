@@ -46,6 +46,7 @@ CpuWeights loadCpuWeights(const model::ModelWeights& weights);
 // whole pool. The file pages of a matrix that was repacked are handed back to the kernel
 // (madvise) right after, so resident memory grows by the repacked bytes less the file bytes
 // they replace, never by the whole model twice.
-void repackCpuWeights(CpuWeights& weights, ThreadPool& pool);
+// kQuants: also the Q4_K/Q5_K/Q6_K matrices (KernelMode::Approx).
+void repackCpuWeights(CpuWeights& weights, ThreadPool& pool, bool kQuants);
 
 }  // namespace ember::cpu

@@ -31,13 +31,22 @@ int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 }  // namespace
 
 const char* kernelModeName(KernelMode mode) {
-  return mode == KernelMode::Fast ? "fast" : "reference";
+  switch (mode) {
+    case KernelMode::Fast:
+      return "fast";
+    case KernelMode::Approx:
+      return "approx";
+    case KernelMode::Reference:
+      break;
+  }
+  return "reference";
 }
 
 KernelMode parseKernelMode(const std::string& name) {
   if (name == "reference") return KernelMode::Reference;
   if (name == "fast") return KernelMode::Fast;
-  throw Error("unknown kernels \"" + name + "\" (choose reference or fast)");
+  if (name == "approx") return KernelMode::Approx;
+  throw Error("unknown kernels \"" + name + "\" (choose fast, reference or approx)");
 }
 
 bool isSupportedWeightType(GgmlType type) { return quant::scalarKernels(type) != nullptr; }

@@ -16,10 +16,12 @@
 // Gemma-3-270M turns such last-bit differences into top-1 flips, for llama.cpp as for us. For
 // SmolLM2's weight types the kernels do not depend on the step size, and chunks change nothing.
 //
-// The rows above pin the reference kernels (bit-exact sums). The fast kernels (repacked weights,
-// cpu::KernelMode::Fast) are held to a tolerance instead: top-1 agreement at 99% or more of all
-// positions of a model (near ties included), mean KL at most 0.01 per prompt (one prefill and
-// chunks of 7), greedy 32 tokens equal on at least 5 of the 6 prompts.
+// Kernel modes (cpu::KernelMode): the criteria above hold for "reference" and for "fast" (its
+// repacked kernels keep llama.cpp's sums, so the same bits). "approx" repacks the K-quants too
+// (Gemma's Q4_K and Q6_K matrices) with 32-element activation blocks: it does not reach
+// llama.cpp's bar (measured on Gemma-3: worst mean KL 1.0e-2, greedy 2/6), so its rows only
+// guard against a broken kernel (which gives KL > 1): mean KL below 0.05 per prompt and top-1
+// agreement at 90% of the positions or more.
 #include <QCryptographicHash>
 #include <QtTest>
 #include <cmath>
@@ -40,7 +42,8 @@ constexpr int32_t kBlockSize = 16;
 constexpr float kNearTie = 0.05f;         // llama.cpp top-2 gap under which top-1 may differ
 constexpr double kMaxMeanKl = 0.01;       // per prompt
 constexpr int kGreedyPromptsRequired = 5;
-constexpr double kFastMinTop1 = 0.99;  // fast kernels: share of positions whose top-1 agrees
+constexpr double kApproxMaxMeanKl = 0.05;  // "approx" kernels: per prompt
+constexpr double kApproxMinTop1 = 0.90;    // "approx" kernels: share of positions
 
 QString sha256Of(const QString& path) {
   QFile f(path);
@@ -190,16 +193,20 @@ class TestFidelityLlamaCpp : public QObject {
  private slots:
   void matchesLlamaCpp_data() {
     QTest::addColumn<QString>("modelFile");
-    QTest::addColumn<bool>("fast");
-    QTest::newRow("SmolLM2-135M Q4_1") << "SmolLM2-135M-Instruct.Q4_1.gguf" << false;
-    QTest::newRow("gemma-3-270m Q4_K_M") << "gemma-3-270m-q4_k_m.gguf" << false;
-    QTest::newRow("SmolLM2-135M Q4_1, fast kernels") << "SmolLM2-135M-Instruct.Q4_1.gguf" << true;
-    QTest::newRow("gemma-3-270m Q4_K_M, fast kernels") << "gemma-3-270m-q4_k_m.gguf" << true;
+    QTest::addColumn<QString>("kernels");
+    for (const char* kernels : {"reference", "fast", "approx"}) {
+      QTest::addRow("SmolLM2-135M Q4_1, %s kernels", kernels)
+          << "SmolLM2-135M-Instruct.Q4_1.gguf" << kernels;
+      QTest::addRow("gemma-3-270m Q4_K_M, %s kernels", kernels)
+          << "gemma-3-270m-q4_k_m.gguf" << kernels;
+    }
   }
 
   void matchesLlamaCpp() {
     QFETCH(QString, modelFile);
-    QFETCH(bool, fast);
+    QFETCH(QString, kernels);
+    const cpu::KernelMode mode = cpu::parseKernelMode(kernels.toStdString());
+    const bool approx = mode == cpu::KernelMode::Approx;
     EMBER_REQUIRE_MODEL(modelPath, modelFile);
     test::GoldenFile golden;
     std::unique_ptr<gguf::GgufFile> file;
@@ -208,8 +215,7 @@ class TestFidelityLlamaCpp : public QObject {
     const QString error = setUp(modelPath,
                                 test::sourceDir() + "/tests/data/golden/" +
                                     QFileInfo(modelFile).completeBaseName() + ".json",
-                                golden, file, backend, blocks,
-                                fast ? cpu::KernelMode::Fast : cpu::KernelMode::Reference);
+                                golden, file, backend, blocks, mode);
     QVERIFY2(error.isEmpty(), qPrintable(error));
 
     int greedyAgreeing = 0, hardDisagreements = 0, top1Agree = 0, positions = 0;
@@ -224,8 +230,9 @@ class TestFidelityLlamaCpp : public QObject {
       top1Agree += f.top1Agree;
       positions += int(f.positions);
       worstMeanKl = std::max(worstMeanKl, f.klMean);
-      if (f.klMean >= kMaxMeanKl) failures << prompt.name + ": mean KL too high";
-      if (f.chunked.klMean >= kMaxMeanKl) failures << prompt.name + ": chunked mean KL too high";
+      const double maxKl = approx ? kApproxMaxMeanKl : kMaxMeanKl;
+      if (f.klMean >= maxKl) failures << prompt.name + ": mean KL too high";
+      if (f.chunked.klMean >= maxKl) failures << prompt.name + ": chunked mean KL too high";
     }
     qInfo().noquote() << QStringLiteral(
                              "%1: greedy 32-token agreement on %2/%3 prompts, worst "
@@ -236,14 +243,12 @@ class TestFidelityLlamaCpp : public QObject {
                              .arg(worstMeanKl, 0, 'e', 2)
                              .arg(hardDisagreements);
     QVERIFY2(failures.isEmpty(), qPrintable(failures.join("; ")));
-    if (fast) {
-      qInfo().noquote() << QStringLiteral("fast kernels: top-1 agreement %1/%2")
-                               .arg(top1Agree)
-                               .arg(positions);
-      QVERIFY2(top1Agree >= kFastMinTop1 * positions, "top-1 agreement below 99%");
-    } else {
-      QCOMPARE(hardDisagreements, 0);
+    qInfo().noquote() << QStringLiteral("top-1 agreement %1/%2").arg(top1Agree).arg(positions);
+    if (approx) {
+      QVERIFY2(top1Agree >= kApproxMinTop1 * positions, "top-1 agreement below 90%");
+      return;
     }
+    QCOMPARE(hardDisagreements, 0);
     QVERIFY2(greedyAgreeing >= kGreedyPromptsRequired,
              qPrintable(QStringLiteral("greedy continuations agree on %1 prompts, %2 required")
                             .arg(greedyAgreeing)
