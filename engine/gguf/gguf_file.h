@@ -55,6 +55,9 @@ class GgufFile {
   GgufFile& operator=(const GgufFile&) = delete;
 
   const std::string& path() const { return path_; }
+  // True for open() (a read-only file mapping, whose pages the kernel can drop and read again),
+  // false for fromBuffer().
+  bool isFileMapped() const { return mapping_ != nullptr; }
   uint32_t version() const { return version_; }
   uint64_t alignment() const { return alignment_; }
   // Absolute offset of the tensor data section (at most fileSize(): a file without tensors may

@@ -17,7 +17,7 @@ CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& con
       weights_(loadCpuWeights(model::bindModelWeights(file, config))),
       pool_(threads) {
   if (kernels_ != KernelMode::Reference)
-    repackCpuWeights(weights_, pool_, kernels_ == KernelMode::Approx);
+    repackCpuWeights(weights_, pool_, kernels_ == KernelMode::Approx, file.isFileMapped());
   layerRopeVariant_.reserve(config_.layers.size());
   for (const model::LayerAttention& layer : config_.layers) {
     ops::RopeParams p;

@@ -57,37 +57,21 @@ CpuWeights loadCpuWeights(const model::ModelWeights& weights) {
 
 }  // namespace ember::cpu
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 namespace ember::cpu {
-namespace {
 
-// Drops the resident pages wholly inside [data, data + bytes) of the read-only file mapping; a
-// later read would fault them in again from the file, which the fast kernels never do.
-void releasePages(const uint8_t* data, size_t bytes) {
-  const auto page = uintptr_t(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (uintptr_t(data) + page - 1) / page * page;
-  const uintptr_t end = (uintptr_t(data) + bytes) / page * page;
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-}
-
-}  // namespace
-
-void repackCpuWeights(CpuWeights& w, ThreadPool& pool, bool kQuants) {
+void repackCpuWeights(CpuWeights& w, ThreadPool& pool, bool kQuants, bool releaseFilePages) {
   auto repack = [&](WeightMatrix& m) {
     if (m.repacked != nullptr || !isRepackable(m.type)) return;
     const bool kQuant = m.type == gguf::GgmlType::Q4_K || m.type == gguf::GgmlType::Q5_K ||
                         m.type == gguf::GgmlType::Q6_K;
     if (kQuant && !kQuants) return;
-    std::unique_ptr<RepackedMatrix> r = repackMatrix(m, pool);
+    std::unique_ptr<RepackedMatrix> r = repackMatrix(m, pool, releaseFilePages);
     if (!r) return;
     m.repacked = r.get();
     w.repackedBytes += r->bytes();
-    if (m.data != w.tokenEmbedding.data) {
-      releasePages(m.data, m.rowBytes * size_t(m.rows));
-      w.replacedBytes += m.rowBytes * size_t(m.rows);
-    }
+    // The file pages went back as the rows were repacked. A tied output matrix is the token
+    // embedding too: the lookups fault back in only the rows of the tokens they read.
+    if (m.data != w.tokenEmbedding.data) w.replacedBytes += m.rowBytes * size_t(m.rows);
     w.repacked.push_back(std::move(r));
   };
   for (CpuLayerWeights& l : w.layers)

@@ -42,11 +42,12 @@ struct CpuWeights {
 CpuWeights loadCpuWeights(const model::ModelWeights& weights);
 
 // Fast kernels: repacks every matrix of a repackable type except the token embedding (read row
-// by row; a tied output matrix gets its own repacked copy), one matrix at a time, each on the
-// whole pool. The file pages of a matrix that was repacked are handed back to the kernel
+// by row from the file; a tied output matrix gets its own repacked copy), one matrix at a time,
+// each on the whole pool. The file pages of a matrix that was repacked are handed back to the kernel
 // (madvise) right after, so resident memory grows by the repacked bytes less the file bytes
 // they replace, never by the whole model twice.
 // kQuants: also the Q4_K/Q5_K/Q6_K matrices (KernelMode::Approx).
-void repackCpuWeights(CpuWeights& weights, ThreadPool& pool, bool kQuants);
+// releaseFilePages: only for weights in a read-only file mapping (GgufFile::isFileMapped).
+void repackCpuWeights(CpuWeights& weights, ThreadPool& pool, bool kQuants, bool releaseFilePages);
 
 }  // namespace ember::cpu

@@ -1,10 +1,14 @@
 #include "backend/cpu/repack.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/quant/block_formats.h"
@@ -137,6 +141,16 @@ void storeRow(const SourceBlock& s, RepackedLayout layout, int r, uint8_t* block
 
 void freeAligned(uint8_t* p) { std::free(p); }
 
+// Drops the resident pages wholly inside [data, data + bytes) of a read-only file mapping.
+void releasePages(const uint8_t* data, size_t bytes) {
+  const auto page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (uintptr_t(data) + page - 1) / page * page;
+  const uintptr_t end = (uintptr_t(data) + bytes) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+constexpr int64_t kChunkGroups = 256;  // groups repacked between two page releases
+
 }  // namespace
 
 bool isRepackable(GgmlType type) {
@@ -155,7 +169,8 @@ bool isRepackable(GgmlType type) {
   }
 }
 
-std::unique_ptr<RepackedMatrix> repackMatrix(const WeightMatrix& w, ThreadPool& pool) {
+std::unique_ptr<RepackedMatrix> repackMatrix(const WeightMatrix& w, ThreadPool& pool,
+                                             bool releaseSource) {
   if (!isRepackable(w.type) || w.data == nullptr || w.cols % kRepackBlock != 0) return nullptr;
   auto m = std::make_unique<RepackedMatrix>();
   m->layout = layoutOf(w.type);
@@ -175,9 +190,11 @@ std::unique_ptr<RepackedMatrix> repackMatrix(const WeightMatrix& w, ThreadPool& 
 
   // Each thread converts whole groups; a scale that does not fit in f16 fails the matrix.
   std::atomic<bool> failed{false};
-  pool.parallelFor(m->groups, 1, [&](int64_t g0, int64_t g1, int) {
+  for (int64_t c0 = 0; c0 < m->groups && !failed; c0 += kChunkGroups) {
+  const int64_t c1 = std::min(m->groups, c0 + kChunkGroups);
+  pool.parallelFor(c1 - c0, 1, [&](int64_t g0, int64_t g1, int) {
     SourceBlock s;
-    for (int64_t g = g0; g < g1 && !failed.load(std::memory_order_relaxed); ++g)
+    for (int64_t g = c0 + g0; g < c0 + g1 && !failed.load(std::memory_order_relaxed); ++g)
       for (int64_t b = 0; b < m->blocks; ++b) {
         uint8_t* block = raw + (size_t(g) * size_t(m->blocks) + size_t(b)) * m->blockBytes;
         for (int r = 0; r < kRepackGroupRows; ++r) {
@@ -191,6 +208,11 @@ std::unique_ptr<RepackedMatrix> repackMatrix(const WeightMatrix& w, ThreadPool& 
         }
       }
   });
+  if (releaseSource) {
+    const int64_t r0 = c0 * kRepackGroupRows, r1 = std::min(w.rows, c1 * kRepackGroupRows);
+    releasePages(w.data + size_t(r0) * w.rowBytes, size_t(r1 - r0) * w.rowBytes);
+  }
+  }
   if (failed) return nullptr;
   return m;
 }

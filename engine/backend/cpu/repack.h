@@ -66,8 +66,11 @@ bool isRepackable(gguf::GgmlType type);
 
 // Repacks `w` on the pool (row groups split across threads). Returns null when the type has no
 // repacked layout or a converted scale does not fit in f16 (the reference kernels then serve
-// this matrix).
-std::unique_ptr<RepackedMatrix> repackMatrix(const WeightMatrix& w, ThreadPool& pool);
+// this matrix). releaseSource: hands the source's file pages back to the kernel (madvise) as
+// the rows are done, in chunks, so that a large matrix is never resident twice; for a
+// read-only file mapping only (a later read faults the pages in again from the file).
+std::unique_ptr<RepackedMatrix> repackMatrix(const WeightMatrix& w, ThreadPool& pool,
+                                             bool releaseSource = false);
 
 // Row `row` of a repacked matrix as float32 (cols values): d * q + m per weight, in float.
 void dequantizeRepackedRow(const RepackedMatrix& m, int64_t row, float* out);

@@ -194,12 +194,13 @@ class TestFidelityLlamaCpp : public QObject {
   void matchesLlamaCpp_data() {
     QTest::addColumn<QString>("modelFile");
     QTest::addColumn<QString>("kernels");
-    for (const char* kernels : {"reference", "fast", "approx"}) {
+    // SmolLM2 has no K-quants: "approx" repacks the same matrices as "fast" there.
+    for (const char* kernels : {"reference", "fast"})
       QTest::addRow("SmolLM2-135M Q4_1, %s kernels", kernels)
           << "SmolLM2-135M-Instruct.Q4_1.gguf" << kernels;
+    for (const char* kernels : {"reference", "fast", "approx"})
       QTest::addRow("gemma-3-270m Q4_K_M, %s kernels", kernels)
           << "gemma-3-270m-q4_k_m.gguf" << kernels;
-    }
   }
 
   void matchesLlamaCpp() {
