@@ -3,6 +3,7 @@
 # engines on the same GGUF, thread count and prompt tokens, interleaved A B A B, with the memory
 # bandwidth probed in the same run for the roofline.
 #   scripts/bench-vs-llamacpp.sh [--model M] [--threads N] [--repetitions R] [--figures pp,tg]
+#                                [--kernels fast|reference|approx]
 # llama.cpp comes from PyPI llama-cpp-python (pinned below; pip builds llama.cpp from source) in a
 # venv outside the repo: ~/.cache/ember/venv-llamacpp (override with EMBER_LLAMACPP_VENV).
 set -euo pipefail

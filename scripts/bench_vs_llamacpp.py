@@ -74,7 +74,10 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repetitions", type=int, default=5)
     ap.add_argument("--figures", default="pp,tg")
+    ap.add_argument("--kernels", help="Ember's CPU kernels (fast, reference, approx; default: "
+                    "ember-bench's default)")
     a = ap.parse_args()
+    kernels = ["--kernels", a.kernels] if a.kernels else []
     models = [a.model] if a.model else [os.path.join(a.models_dir, m) for m in MODELS]
     figures = a.figures.split(",")
     bw = ember(a.ember_bench, ["bw", "--threads", str(a.threads), "--repetitions", "3"])[0]
@@ -90,7 +93,7 @@ def main():
         for rep in range(a.repetitions):  # A B A B ...
             for fig in figures:
                 e = ember(a.ember_bench, [fig, "--model", path, "--threads", str(a.threads),
-                                          "--repetitions", "1"])
+                                          "--repetitions", "1"] + kernels)
                 for r in e:
                     results.setdefault(r["figure"], {"ember": [], "peer": []})["ember"].append(
                         r["median"])

@@ -45,15 +45,17 @@ std::vector<std::string> availableBackends() {
 }
 
 std::unique_ptr<Backend> makeBackend(const gguf::GgufFile& file, const std::string& choice,
-                                     int threads, std::string* autoFallbackReason) {
+                                     int threads, std::string* autoFallbackReason,
+                                     const std::string& kernelsName) {
   if (autoFallbackReason) autoFallbackReason->clear();
+  const cpu::KernelMode kernels = cpu::parseKernelMode(kernelsName);
   if (choice != "auto" && choice != "cpu" && choice != "cuda")
     throw ember::Error("unknown backend \"" + choice + "\" (choose auto, cpu or cuda)");
-  if (choice == "cpu") return cpu::makeCpuBackend(file, threads);
+  if (choice == "cpu") return cpu::makeCpuBackend(file, threads, kernels);
   const std::string reason = cudaUnavailableReason();
   if (!reason.empty()) {
     if (choice == "cuda") throw ember::Error("the CUDA backend is not available: " + reason);
-    return cpu::makeCpuBackend(file, threads);
+    return cpu::makeCpuBackend(file, threads, kernels);
   }
 #if EMBER_WITH_CUDA
   if (choice == "cuda") return cuda::makeCudaBackend(file, cuda::cudaOptionsFromEnvironment());
@@ -61,10 +63,10 @@ std::unique_ptr<Backend> makeBackend(const gguf::GgufFile& file, const std::stri
     return cuda::makeCudaBackend(file, cuda::cudaOptionsFromEnvironment());
   } catch (const ember::Error& e) {
     if (autoFallbackReason) *autoFallbackReason = e.what();
-    return cpu::makeCpuBackend(file, threads);
+    return cpu::makeCpuBackend(file, threads, kernels);
   }
 #else
-  return cpu::makeCpuBackend(file, threads);  // not reached: the reason above is never empty
+  return cpu::makeCpuBackend(file, threads, kernels);  // not reached: the reason above is never empty
 #endif
 }
 

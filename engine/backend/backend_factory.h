@@ -21,8 +21,11 @@ namespace ember {
 // With "auto", a CUDA backend that cannot be built (a weight type its kernels lack, too little
 // device memory) falls back to the CPU backend; `autoFallbackReason`, when given, receives the
 // error (empty when there was no fallback). "cuda" throws that error instead.
+// kernels: the CPU backend's kernels, "fast", "reference" or "approx" (EngineOptions::kernels);
+// throws ember::Error for another name.
 std::unique_ptr<Backend> makeBackend(const gguf::GgufFile& file, const std::string& choice,
-                                     int threads, std::string* autoFallbackReason = nullptr);
+                                     int threads, std::string* autoFallbackReason = nullptr,
+                                     const std::string& kernels = "reference");
 
 // The choices that work on this machine now besides "auto": "cpu", then "cuda" when this build
 // has the CUDA backend and a device is present.

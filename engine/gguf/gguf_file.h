@@ -60,6 +60,9 @@ class GgufFile {
   bool dataLost() const;
   // The file at path() is no longer the one that was opened (replaced, rewritten or gone).
   bool changedOnDisk() const;
+  // True for open() (a read-only file mapping, whose pages the kernel can drop and read again),
+  // false for fromBuffer().
+  bool isFileMapped() const { return mapping_ != nullptr; }
   uint32_t version() const { return version_; }
   uint64_t alignment() const { return alignment_; }
   // Absolute offset of the tensor data section (at most fileSize(): a file without tensors may

@@ -110,6 +110,7 @@ int runBatchFigure(const BatchOptions& options, Reporter& reporter, bool json) {
   EngineOptions e;
   e.modelPath = options.modelPath;
   e.threads = options.threads;
+  e.kernels = options.kernels;
   // One engine sized for the largest batch; a smaller batch just leaves sequences unused.
   e.maxSequences = options.concurrency.back();
   // Room for the longest prompt (64) and the answer, in whole blocks, plus a margin.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bench_report.h"
+#include "ember/engine.h"
 
 namespace ember::bench {
 
@@ -15,6 +16,7 @@ std::vector<int> parseConcurrencyList(const std::string& text);
 struct BatchOptions {
   std::string modelPath;
   int threads = 0;
+  std::string kernels = EngineOptions{}.kernels;
   int repetitions = 5;
   std::vector<int> concurrency = {1, 4, 8, 16};
   int tokens = 64;  // generated per request

@@ -56,6 +56,7 @@ std::unique_ptr<Engine> loadEngine(const TurnsOptions& o, bool prefixCaching,
   EngineOptions e;
   e.modelPath = o.modelPath;
   e.threads = o.threads;
+  e.kernels = o.kernels;
   e.maxSequences = 1;
   e.prefixCaching = prefixCaching;
   auto engine = Engine::load(e);

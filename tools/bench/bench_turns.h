@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_report.h"
+#include "ember/engine.h"
 
 namespace ember::bench {
 
@@ -47,6 +48,7 @@ void writeTurnsJson(const std::string& path, const std::string& modelPath,
 struct TurnsOptions {
   std::string modelPath;
   int threads = 0;
+  std::string kernels = EngineOptions{}.kernels;
   int repetitions = 5;
   uint64_t seed = 1234;
   std::optional<std::string> dumpTurnsPath;  // writes the turns' prompt token ids as JSON

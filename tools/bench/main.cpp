@@ -1,5 +1,5 @@
 // ember-bench: speed figures of the engine, as BENCHMARKS.md describes them.
-//   ember-bench (pp|tg|bw|all|tokens) --model M [--threads N] [--repetitions R] [--json]
+//   ember-bench (pp|tg|bw|all|tokens) --model M [--threads N] [--kernels fast|reference|approx] [--repetitions R] [--json]
 //               [--prompt-seed S] [--count N]
 //   ember-bench ttft-turns --model M [--dump-turns FILE] [...]
 //   ember-bench batch --model M [--concurrency 1,4,8,16] [--tokens 64] [...]
@@ -31,11 +31,11 @@ using namespace ember;
 namespace {
 
 constexpr const char* kUsage =
-    "usage: ember-bench (pp|tg|bw|all|tokens) --model M [--threads N] [--repetitions R] "
+    "usage: ember-bench (pp|tg|bw|all|tokens) --model M [--threads N] [--kernels fast|reference|approx] [--repetitions R] "
     "[--json] [--prompt-seed S] [--count N]\n"
-    "       ember-bench ttft-turns --model M [--threads N] [--repetitions R] [--json] "
+    "       ember-bench ttft-turns --model M [--threads N] [--kernels fast|reference|approx] [--repetitions R] [--json] "
     "[--dump-turns FILE]\n"
-    "       ember-bench batch --model M [--threads N] [--repetitions R] [--json] "
+    "       ember-bench batch --model M [--threads N] [--kernels fast|reference|approx] [--repetitions R] [--json] "
     "[--concurrency 1,4,8,16] [--tokens 64]\n";
 
 int run(const std::vector<std::string>& raw) {
@@ -43,12 +43,13 @@ int run(const std::vector<std::string>& raw) {
   const std::string figure = raw[0];
   const cli::ParsedArgs args(std::vector<std::string>(raw.begin() + 1, raw.end()),
                              {"--model", "--threads", "--repetitions", "--prompt-seed", "--count",
-                              "--dump-turns", "--concurrency", "--tokens"},
+                              "--dump-turns", "--concurrency", "--tokens", "--kernels"},
                              {"--json"});
   const int threads = std::stoi(args.value("--threads").value_or("0"));
   const int repetitions = std::stoi(args.value("--repetitions").value_or("5"));
   const uint64_t promptSeed = std::stoull(args.value("--prompt-seed").value_or("1234"));
   const bool json = args.flag("--json");
+  const std::string kernels = args.value("--kernels").value_or(EngineOptions{}.kernels);
   if (repetitions < 1) throw Error("--repetitions must be at least 1");
 
   bench::Reporter reporter(json);
@@ -63,6 +64,7 @@ int run(const std::vector<std::string>& raw) {
     bench::TurnsOptions turns;
     turns.modelPath = args.required("--model");
     turns.threads = threads;
+    turns.kernels = kernels;
     turns.repetitions = repetitions;
     turns.seed = promptSeed;
     turns.dumpTurnsPath = args.value("--dump-turns");
@@ -72,6 +74,7 @@ int run(const std::vector<std::string>& raw) {
     bench::BatchOptions batch;
     batch.modelPath = args.required("--model");
     batch.threads = threads;
+    batch.kernels = kernels;
     batch.repetitions = repetitions;
     batch.seed = promptSeed;
     batch.tokens = std::stoi(args.value("--tokens").value_or("64"));
@@ -82,6 +85,7 @@ int run(const std::vector<std::string>& raw) {
   EngineOptions options;
   options.modelPath = args.required("--model");
   options.threads = threads;
+  options.kernels = kernels;
   options.contextLength = 2560;
   options.maxSequences = 1;
   const auto engine = Engine::load(options);

@@ -29,7 +29,7 @@ const std::set<std::string>& modelValueOptions() {
   static const std::set<std::string> options = {
       "--model", "--threads", "--ctx", "--max-tokens", "--temperature", "--top-p", "--top-k",
       "--min-p", "--repeat-penalty", "--frequency-penalty", "--presence-penalty", "--seed",
-      "--stop", "--backend"};
+      "--stop", "--backend", "--kernels"};
   return options;
 }
 
@@ -40,6 +40,7 @@ EngineOptions engineOptionsFrom(const ParsedArgs& args) {
   maybe(args, "--ctx", o.contextLength);
   o.maxSequences = 1;
   if (auto backend = args.value("--backend")) o.backend = *backend;
+  if (auto kernels = args.value("--kernels")) o.kernels = *kernels;
   return o;
 }
 

@@ -19,7 +19,7 @@ constexpr const char* kUsage =
     "                  [--add-generation-prompt] [--bos S] [--eos S]\n"
     "  generate --model M (--prompt S | --messages F.json) [--max-tokens N] [--temperature T]\n"
     "           [--top-p P] [--top-k K] [--min-p P] [--repeat-penalty R] [--seed S]\n"
-    "           [--stop S] [--threads N] [--ctx N] [--json]\n"
+    "           [--stop S] [--threads N] [--ctx N] [--kernels fast|reference|approx] [--json]\n"
     "  chat --model M [--system S] [sampling options as for generate]\n"
     "  logits --model M --tokens \"ids\" [--top K] [--json]\n"
     "  plan --model M [--context N] [--sequences S] [--available-bytes B]\n"

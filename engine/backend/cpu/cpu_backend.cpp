@@ -10,10 +10,14 @@
 
 namespace ember::cpu {
 
-CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& config, int threads)
+CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& config, int threads,
+                       KernelMode kernels)
     : config_(config),
+      kernels_(kernels),
       weights_(loadCpuWeights(model::bindModelWeights(file, config))),
       pool_(threads) {
+  if (kernels_ != KernelMode::Reference)
+    repackCpuWeights(weights_, pool_, kernels_ == KernelMode::Approx, file.isFileMapped());
   layerRopeVariant_.reserve(config_.layers.size());
   for (const model::LayerAttention& layer : config_.layers) {
     ops::RopeParams p;
@@ -37,12 +41,14 @@ CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& con
 }
 
 std::string CpuBackend::name() const {
-  return std::string("cpu (") + simdLevelName() + ", " + std::to_string(pool_.size()) + " threads)";
+  const SimdLevel level = kernels_ == KernelMode::Reference ? simdLevel() : fastSimdLevel();
+  return std::string("cpu (") + simdLevelName(level) + ", " + kernelModeName(kernels_) +
+         " kernels, " + std::to_string(pool_.size()) + " threads)";
 }
 
 BackendMemoryInfo CpuBackend::memoryInfo() const {
   BackendMemoryInfo info;
-  info.weightBytes = weights_.bytes;
+  info.weightBytes = weights_.bytes - weights_.replacedBytes + weights_.repackedBytes;
   info.kvCacheBytes = kvHalvesPerLayer_ * size_t(config_.layerCount) * sizeof(uint16_t);
   info.workspaceBytes = ws_.bytes();
   return info;
@@ -183,8 +189,9 @@ void CpuBackend::computeLogits(int64_t outputs, ForwardOutput& out) {
     ops::softcap(out.logits.data(), int64_t(out.logits.size()), config_.finalLogitSoftcap);
 }
 
-std::unique_ptr<Backend> makeCpuBackend(const gguf::GgufFile& file, int threads) {
-  return std::make_unique<CpuBackend>(file, model::readModelConfig(file), threads);
+std::unique_ptr<Backend> makeCpuBackend(const gguf::GgufFile& file, int threads,
+                                        KernelMode kernels) {
+  return std::make_unique<CpuBackend>(file, model::readModelConfig(file), threads, kernels);
 }
 
 }  // namespace ember::cpu

@@ -23,7 +23,9 @@ class CpuBackend final : public Backend {
  public:
   // threads <= 0: one per physical core. Throws ember::Error when the file's tensors do not match
   // the configuration or use an unsupported type.
-  CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& config, int threads);
+  // kernels: see KernelMode (Fast and Approx repack weights here, at load).
+  CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& config, int threads,
+             KernelMode kernels = KernelMode::Reference);
 
   std::string name() const override;
   BackendMemoryInfo memoryInfo() const override;
@@ -38,6 +40,7 @@ class CpuBackend final : public Backend {
 
   const model::ModelConfig& config() const { return config_; }
   int threads() const { return pool_.size(); }
+  KernelMode kernels() const { return kernels_; }
 
  private:
   friend class CpuLayerOps;  // the layer operations (cpu_backend_layer.cpp) run on our buffers
@@ -55,6 +58,7 @@ class CpuBackend final : public Backend {
                    float* y);
 
   model::ModelConfig config_;
+  KernelMode kernels_;
   CpuWeights weights_;
   ThreadPool pool_;
   std::vector<ops::RopeParams> ropeVariants_;  // distinct RoPE settings among the layers
@@ -68,6 +72,7 @@ class CpuBackend final : public Backend {
 };
 
 // Reads the configuration from `file` and builds a CPU backend over it (file must outlive it).
-std::unique_ptr<Backend> makeCpuBackend(const gguf::GgufFile& file, int threads);
+std::unique_ptr<Backend> makeCpuBackend(const gguf::GgufFile& file, int threads,
+                                        KernelMode kernels = KernelMode::Reference);
 
 }  // namespace ember::cpu

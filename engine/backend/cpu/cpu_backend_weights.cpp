@@ -65,3 +65,28 @@ CpuWeights loadCpuWeights(const model::ModelWeights& weights) {
 }
 
 }  // namespace ember::cpu
+
+namespace ember::cpu {
+
+void repackCpuWeights(CpuWeights& w, ThreadPool& pool, bool kQuants, bool releaseFilePages) {
+  auto repack = [&](WeightMatrix& m) {
+    if (m.repacked != nullptr || !isRepackable(m.type)) return;
+    const bool kQuant = m.type == gguf::GgmlType::Q4_K || m.type == gguf::GgmlType::Q5_K ||
+                        m.type == gguf::GgmlType::Q6_K;
+    if (kQuant && !kQuants) return;
+    std::unique_ptr<RepackedMatrix> r = repackMatrix(m, pool, releaseFilePages);
+    if (!r) return;
+    m.repacked = r.get();
+    w.repackedBytes += r->bytes();
+    // The file pages went back as the rows were repacked. A tied output matrix is the token
+    // embedding too: the lookups fault back in only the rows of the tokens they read.
+    if (m.data != w.tokenEmbedding.data) w.replacedBytes += m.rowBytes * size_t(m.rows);
+    w.repacked.push_back(std::move(r));
+  };
+  for (CpuLayerWeights& l : w.layers)
+    for (WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffnGate, &l.ffnUp, &l.ffnDown})
+      repack(*m);
+  repack(w.output);
+}
+
+}  // namespace ember::cpu

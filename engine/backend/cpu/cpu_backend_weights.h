@@ -3,9 +3,11 @@
 // type (WeightMatrix); the small 1-D tensors (norm weights, biases, rope factors) are converted
 // to float32 once, so the forward pass reads them directly whatever type the file stores.
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "backend/cpu/matmul.h"
+#include "backend/cpu/repack.h"
 #include "model/model_weights.h"
 
 namespace ember::cpu {
@@ -31,9 +33,22 @@ struct CpuWeights {
   std::vector<float> ropeFreqs;   // (rope_dims / 2) or empty
   std::vector<CpuLayerWeights> layers;
   size_t bytes = 0;  // bytes of the file's tensors in use
+  // Fast kernels: the repacked matrices the WeightMatrix::repacked pointers above refer to.
+  std::vector<std::unique_ptr<RepackedMatrix>> repacked;
+  size_t repackedBytes = 0;
+  size_t replacedBytes = 0;  // file bytes of the repacked matrices, no longer read
 };
 
 // Throws ember::Error naming the tensor when its type is not supported.
 CpuWeights loadCpuWeights(const model::ModelWeights& weights);
+
+// Fast kernels: repacks every matrix of a repackable type except the token embedding (read row
+// by row from the file; a tied output matrix gets its own repacked copy), one matrix at a time,
+// each on the whole pool. The file pages of a matrix that was repacked are handed back to the kernel
+// (madvise) right after, so resident memory grows by the repacked bytes less the file bytes
+// they replace, never by the whole model twice.
+// kQuants: also the Q4_K/Q5_K/Q6_K matrices (KernelMode::Approx).
+// releaseFilePages: only for weights in a read-only file mapping (GgufFile::isFileMapped).
+void repackCpuWeights(CpuWeights& weights, ThreadPool& pool, bool kQuants, bool releaseFilePages);
 
 }  // namespace ember::cpu

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "backend/cpu/quant/kernels.h"
+#include "backend/cpu/repacked_matmul.h"
 #include "ember/error.h"
 
 namespace ember::cpu {
@@ -28,6 +29,25 @@ std::string describe(const gguf::TensorInfo& t) {
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 }  // namespace
+
+const char* kernelModeName(KernelMode mode) {
+  switch (mode) {
+    case KernelMode::Fast:
+      return "fast";
+    case KernelMode::Approx:
+      return "approx";
+    case KernelMode::Reference:
+      break;
+  }
+  return "reference";
+}
+
+KernelMode parseKernelMode(const std::string& name) {
+  if (name == "reference") return KernelMode::Reference;
+  if (name == "fast") return KernelMode::Fast;
+  if (name == "approx") return KernelMode::Approx;
+  throw Error("unknown kernels \"" + name + "\" (choose fast, reference or approx)");
+}
 
 bool isSupportedWeightType(GgmlType type) { return quant::scalarKernels(type) != nullptr; }
 
@@ -105,6 +125,18 @@ struct PreparedInput {
 void matmulShared(ThreadPool& pool, std::span<const MatmulTarget> targets, const float* x,
                   int64_t n, MatmulScratch& scratch) {
   if (n <= 0 || targets.empty()) return;
+  size_t repackedCount = 0;
+  for (const MatmulTarget& t : targets) repackedCount += t.w->repacked != nullptr;
+  if (repackedCount == targets.size()) return repackedMatmulShared(pool, targets, x, n, scratch);
+  if (repackedCount > 0) {
+    // Mixed: each matrix on its own kernels, from a copy of x (a y may alias it).
+    const int64_t cols = targets[0].w->cols;
+    scratch.inputCopy.assign(x, x + n * cols);
+    std::vector<float> copy = std::move(scratch.inputCopy);
+    for (const MatmulTarget& t : targets) matmulShared(pool, {&t, 1}, copy.data(), n, scratch);
+    scratch.inputCopy = std::move(copy);
+    return;
+  }
   if (targets.size() > kMaxSharedTargets)
     throw Error("matmulShared: at most " + std::to_string(kMaxSharedTargets) + " matrices");
   Piece pieces[kMaxSharedTargets];

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/thread_pool.h"
@@ -25,12 +26,29 @@
 
 namespace ember::cpu {
 
+struct RepackedMatrix;
+
+// Which kernels the backend runs. Reference: the kernels above, whose sums follow llama.cpp's
+// order (bit-exact logits). Fast: the 32-element block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0)
+// repacked at load (repack.h) for the kernels of repacked_kernels.h at the best SIMD level,
+// which keep llama.cpp's order, so the logits are the reference's bit for bit; K-quants and
+// float types keep the reference kernels. Approx: Fast with the K-quants (Q4_K, Q5_K, Q6_K)
+// repacked too; those products use 32-element activation blocks and another float order than
+// llama.cpp, so they equal it only within a tolerance.
+enum class KernelMode { Reference, Fast, Approx };
+const char* kernelModeName(KernelMode mode);  // "reference" / "fast" / "approx"
+// Parses one of those names; throws ember::Error for anything else.
+KernelMode parseKernelMode(const std::string& name);
+
 struct WeightMatrix {
   gguf::GgmlType type = gguf::GgmlType::F32;
   int64_t rows = 0;  // output features (GGUF shape[1])
   int64_t cols = 0;  // input features (GGUF shape[0], contiguous)
   size_t rowBytes = 0;
   const uint8_t* data = nullptr;  // (rows, rowBytes), usually a view into the mapped file
+  // Set in fast mode: the same matrix repacked (owned by the backend's weights); matmul then
+  // uses it instead of `data`.
+  const RepackedMatrix* repacked = nullptr;
 };
 
 bool isSupportedWeightType(gguf::GgmlType type);
@@ -42,6 +60,8 @@ WeightMatrix weightMatrix(const gguf::TensorInfo& tensor);
 // matmul only grows it (to about n * cols bytes for quantized weights, 4 * n * cols for float).
 struct MatmulScratch {
   std::vector<uint8_t> quantizedX;
+  std::vector<uint8_t> repackedX;  // Q8x32 rows for the repacked kernels
+  std::vector<float> inputCopy;    // x, when one call mixes repacked and other matrices
 };
 
 void matmul(ThreadPool& pool, const WeightMatrix& w, const float* x, int64_t n, float* y,
@@ -70,7 +90,10 @@ const char* simdLevelName();
 enum class SimdLevel { Scalar, Avx2, Avx512Vnni };
 const char* simdLevelName(SimdLevel level);
 SimdLevel detectedSimdLevel();  // the best level this CPU supports
-SimdLevel simdLevel();          // the level matmul uses now
+SimdLevel simdLevel();          // the level the reference kernels use now
+// The level of the fast kernels: the best one (or the one a test forced, or EMBER_SIMD=avx2 /
+// scalar asks for).
+SimdLevel fastSimdLevel();
 bool simdLevelSupported(SimdLevel level);
 // Tests only: makes matmul use `level` (throws ember::Error when the CPU lacks it). Process-wide;
 // do not change it while another thread runs matmul.

@@ -72,7 +72,8 @@ std::unique_ptr<Engine> Engine::load(const EngineOptions& options) {
   const model::ModelConfig config = model::readModelConfig(*d->file);
   d->tokenizer = Tokenizer::fromGguf(*d->file);
   d->chat.emplace(chat::resolveChatTemplate(*d->file));
-  d->backend = makeBackend(*d->file, options.backend, options.threads);
+  d->backend =
+      makeBackend(*d->file, options.backend, options.threads, nullptr, options.kernels);
 
   int32_t context = options.contextLength;
   if (context < 0) throw Error("context length must be positive");

@@ -15,6 +15,13 @@
 // of tokens in a step (for Gemma's Q4_K, Q5_0 and Q6_K weights), the engine follows it, and
 // Gemma-3-270M turns such last-bit differences into top-1 flips, for llama.cpp as for us. For
 // SmolLM2's weight types the kernels do not depend on the step size, and chunks change nothing.
+//
+// Kernel modes (cpu::KernelMode): the criteria above hold for "reference" and for "fast" (its
+// repacked kernels keep llama.cpp's sums, so the same bits). "approx" repacks the K-quants too
+// (Gemma's Q4_K and Q6_K matrices) with 32-element activation blocks: it does not reach
+// llama.cpp's bar (measured on Gemma-3: worst mean KL 1.0e-2, greedy 2/6), so its rows only
+// guard against a broken kernel (which gives KL > 1): mean KL below 0.05 per prompt and top-1
+// agreement at 90% of the positions or more.
 #include <QCryptographicHash>
 #include <QtTest>
 #include <cmath>
@@ -35,6 +42,8 @@ constexpr int32_t kBlockSize = 16;
 constexpr float kNearTie = 0.05f;         // llama.cpp top-2 gap under which top-1 may differ
 constexpr double kMaxMeanKl = 0.01;       // per prompt
 constexpr int kGreedyPromptsRequired = 5;
+constexpr double kApproxMaxMeanKl = 0.05;  // "approx" kernels: per prompt
+constexpr double kApproxMinTop1 = 0.90;    // "approx" kernels: share of positions
 
 QString sha256Of(const QString& path) {
   QFile f(path);
@@ -161,7 +170,7 @@ class TestFidelityLlamaCpp : public QObject {
   // a KV pool large enough for every prompt plus its continuation. Returns an error or "".
   QString setUp(const QString& modelPath, const QString& goldenPath, test::GoldenFile& golden,
                 std::unique_ptr<gguf::GgufFile>& file, std::unique_ptr<cpu::CpuBackend>& backend,
-                int32_t& blocks) {
+                int32_t& blocks, cpu::KernelMode kernels = cpu::KernelMode::Reference) {
     QString why;
     if (!test::loadGolden(goldenPath, &golden, &why)) return why;
     if (golden.modelFile != QFileInfo(modelPath).fileName() ||
@@ -169,7 +178,7 @@ class TestFidelityLlamaCpp : public QObject {
       return goldenPath + ": recorded with another model file than " + modelPath;
     file = gguf::GgufFile::open(modelPath.toStdString());
     const model::ModelConfig config = model::readModelConfig(*file);
-    backend = std::make_unique<cpu::CpuBackend>(*file, config, kThreads);
+    backend = std::make_unique<cpu::CpuBackend>(*file, config, kThreads, kernels);
     qInfo().noquote() << QString::fromStdString(config.describe()) << "on"
                       << QString::fromStdString(backend->name());
     qInfo().noquote() << "reference:" << golden.reference;
@@ -184,12 +193,21 @@ class TestFidelityLlamaCpp : public QObject {
  private slots:
   void matchesLlamaCpp_data() {
     QTest::addColumn<QString>("modelFile");
-    QTest::newRow("SmolLM2-135M Q4_1") << "SmolLM2-135M-Instruct.Q4_1.gguf";
-    QTest::newRow("gemma-3-270m Q4_K_M") << "gemma-3-270m-q4_k_m.gguf";
+    QTest::addColumn<QString>("kernels");
+    // SmolLM2 has no K-quants: "approx" repacks the same matrices as "fast" there.
+    for (const char* kernels : {"reference", "fast"})
+      QTest::addRow("SmolLM2-135M Q4_1, %s kernels", kernels)
+          << "SmolLM2-135M-Instruct.Q4_1.gguf" << kernels;
+    for (const char* kernels : {"reference", "fast", "approx"})
+      QTest::addRow("gemma-3-270m Q4_K_M, %s kernels", kernels)
+          << "gemma-3-270m-q4_k_m.gguf" << kernels;
   }
 
   void matchesLlamaCpp() {
     QFETCH(QString, modelFile);
+    QFETCH(QString, kernels);
+    const cpu::KernelMode mode = cpu::parseKernelMode(kernels.toStdString());
+    const bool approx = mode == cpu::KernelMode::Approx;
     EMBER_REQUIRE_MODEL(modelPath, modelFile);
     test::GoldenFile golden;
     std::unique_ptr<gguf::GgufFile> file;
@@ -198,10 +216,10 @@ class TestFidelityLlamaCpp : public QObject {
     const QString error = setUp(modelPath,
                                 test::sourceDir() + "/tests/data/golden/" +
                                     QFileInfo(modelFile).completeBaseName() + ".json",
-                                golden, file, backend, blocks);
+                                golden, file, backend, blocks, mode);
     QVERIFY2(error.isEmpty(), qPrintable(error));
 
-    int greedyAgreeing = 0, hardDisagreements = 0;
+    int greedyAgreeing = 0, hardDisagreements = 0, top1Agree = 0, positions = 0;
     double worstMeanKl = 0;
     QStringList failures;
     for (size_t pi = 0; pi < golden.prompts.size(); ++pi) {
@@ -210,9 +228,12 @@ class TestFidelityLlamaCpp : public QObject {
       report(prompt, f);
       greedyAgreeing += f.greedyAgrees ? 1 : 0;
       hardDisagreements += f.hardDisagreements;
+      top1Agree += f.top1Agree;
+      positions += int(f.positions);
       worstMeanKl = std::max(worstMeanKl, f.klMean);
-      if (f.klMean >= kMaxMeanKl) failures << prompt.name + ": mean KL too high";
-      if (f.chunked.klMean >= kMaxMeanKl) failures << prompt.name + ": chunked mean KL too high";
+      const double maxKl = approx ? kApproxMaxMeanKl : kMaxMeanKl;
+      if (f.klMean >= maxKl) failures << prompt.name + ": mean KL too high";
+      if (f.chunked.klMean >= maxKl) failures << prompt.name + ": chunked mean KL too high";
     }
     qInfo().noquote() << QStringLiteral(
                              "%1: greedy 32-token agreement on %2/%3 prompts, worst "
@@ -223,6 +244,11 @@ class TestFidelityLlamaCpp : public QObject {
                              .arg(worstMeanKl, 0, 'e', 2)
                              .arg(hardDisagreements);
     QVERIFY2(failures.isEmpty(), qPrintable(failures.join("; ")));
+    qInfo().noquote() << QStringLiteral("top-1 agreement %1/%2").arg(top1Agree).arg(positions);
+    if (approx) {
+      QVERIFY2(top1Agree >= kApproxMinTop1 * positions, "top-1 agreement below 90%");
+      return;
+    }
     QCOMPARE(hardDisagreements, 0);
     QVERIFY2(greedyAgreeing >= kGreedyPromptsRequired,
              qPrintable(QStringLiteral("greedy continuations agree on %1 prompts, %2 required")

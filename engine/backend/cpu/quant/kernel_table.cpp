@@ -71,6 +71,20 @@ SimdLevel simdLevel() {
   return forced >= 0 ? SimdLevel(forced) : defaultSimdLevel();
 }
 
+SimdLevel fastSimdLevel() {
+  const int forced = forcedLevel.load(std::memory_order_relaxed);
+  if (forced >= 0) return SimdLevel(forced);
+  static const SimdLevel level = [] {
+    const SimdLevel best = detectedSimdLevel();
+    const char* wanted = std::getenv("EMBER_SIMD");
+    if (wanted && std::string_view(wanted) == "scalar") return SimdLevel::Scalar;
+    if (wanted && std::string_view(wanted) == "avx2" && best >= SimdLevel::Avx2)
+      return SimdLevel::Avx2;
+    return best;
+  }();
+  return level;
+}
+
 bool simdLevelSupported(SimdLevel level) { return int(level) <= int(detectedSimdLevel()); }
 
 void setSimdLevelForTesting(SimdLevel level) {

@@ -1,0 +1,240 @@
+#include "backend/cpu/repack.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/quant/block_formats.h"
+#include "backend/cpu/quant/kernels.h"
+#include "backend/cpu/thread_pool.h"
+
+namespace ember::cpu {
+namespace {
+
+using gguf::GgmlType;
+using namespace quant;
+
+// One 32-element block of one row in the repacked form: weight j = d * q[j] + m.
+struct SourceBlock {
+  int q[32];
+  uint16_t d = 0, m = 0;
+};
+
+// f16 bits of v; false when v does not fit (the matrix is then left to the reference kernels).
+bool toHalf(float v, uint16_t& out) {
+  out = floatToFp16(v);
+  return std::isfinite(fp16ToFloat(out));
+}
+
+int fiveBit(const uint8_t* qs, uint32_t qh, int j) {
+  const int nibble = j < 16 ? (qs[j] & 0x0f) : (qs[j - 16] >> 4);
+  return nibble | int((qh >> j) & 1u) << 4;
+}
+
+// Sub-block s of a Q4_K/Q5_K super-block.
+template <class Block, bool kFifthBit>
+bool kQuantBlock(const Block& blk, int s, SourceBlock& out) {
+  const ScalesMins sm = unpackScalesMins(blk.scales);
+  const float d = fp16ToFloat(blk.d), dmin = fp16ToFloat(blk.dmin);
+  const uint8_t* qs = blk.qs + 32 * (s / 2);
+  for (int l = 0; l < 32; ++l) {
+    int q = s % 2 ? qs[l] >> 4 : qs[l] & 0x0f;
+    if constexpr (kFifthBit) q |= ((blk.qh[l] >> s) & 1) << 4;
+    out.q[l] = q;
+  }
+  return toHalf(d * float(sm.scale[s]), out.d) && toHalf(-(dmin * float(sm.min[s])), out.m);
+}
+
+// Block b (of 32 elements) of a row of `type`.
+bool sourceBlock(GgmlType type, const uint8_t* row, int64_t b, SourceBlock& out) {
+  switch (type) {
+    case GgmlType::Q4_0: {
+      const auto& blk = reinterpret_cast<const BlockQ4_0*>(row)[b];
+      for (int j = 0; j < 16; ++j) out.q[j] = blk.qs[j] & 0x0f, out.q[j + 16] = blk.qs[j] >> 4;
+      out.d = blk.d;
+      return toHalf(-8.0f * fp16ToFloat(blk.d), out.m);
+    }
+    case GgmlType::Q4_1: {
+      const auto& blk = reinterpret_cast<const BlockQ4_1*>(row)[b];
+      for (int j = 0; j < 16; ++j) out.q[j] = blk.qs[j] & 0x0f, out.q[j + 16] = blk.qs[j] >> 4;
+      out.d = blk.d, out.m = blk.m;
+      return true;
+    }
+    case GgmlType::Q5_0: {
+      const auto& blk = reinterpret_cast<const BlockQ5_0*>(row)[b];
+      const uint32_t qh = loadU32(blk.qh);
+      for (int j = 0; j < 32; ++j) out.q[j] = fiveBit(blk.qs, qh, j) - 16;
+      out.d = blk.d, out.m = 0;
+      return true;
+    }
+    case GgmlType::Q5_1: {
+      const auto& blk = reinterpret_cast<const BlockQ5_1*>(row)[b];
+      const uint32_t qh = loadU32(blk.qh);
+      for (int j = 0; j < 32; ++j) out.q[j] = fiveBit(blk.qs, qh, j);
+      out.d = blk.d, out.m = blk.m;
+      return true;
+    }
+    case GgmlType::Q8_0: {
+      const auto& blk = reinterpret_cast<const BlockQ8_0*>(row)[b];
+      for (int j = 0; j < 32; ++j) out.q[j] = blk.qs[j];
+      out.d = blk.d, out.m = 0;
+      return true;
+    }
+    case GgmlType::Q4_K:
+      return kQuantBlock<BlockQ4_K, false>(reinterpret_cast<const BlockQ4_K*>(row)[b / 8],
+                                           int(b % 8), out);
+    case GgmlType::Q5_K:
+      return kQuantBlock<BlockQ5_K, true>(reinterpret_cast<const BlockQ5_K*>(row)[b / 8],
+                                          int(b % 8), out);
+    case GgmlType::Q6_K: {
+      float v[256];
+      dequantizeScalar(type, row + (b / 8) * sizeof(BlockQ6_K), 256, v);
+      const float* x = v + 32 * (b % 8);
+      float amax = 0.0f;
+      for (int j = 0; j < 32; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+      if (!toHalf(amax / 127.0f, out.d)) return false;
+      const float d = fp16ToFloat(out.d);
+      for (int j = 0; j < 32; ++j) {
+        const float q = d != 0.0f ? std::nearbyint(x[j] / d) : 0.0f;
+        out.q[j] = int(std::fmax(-127.0f, std::fmin(127.0f, q)));
+      }
+      out.m = 0;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+RepackedLayout layoutOf(GgmlType type) {
+  switch (type) {
+    case GgmlType::Q4_0:
+    case GgmlType::Q4_1:
+    case GgmlType::Q4_K:
+      return RepackedLayout::Nibble4;
+    default:
+      return RepackedLayout::Int8;
+  }
+}
+
+// Writes row r (0..15) of one repacked block.
+void storeRow(const SourceBlock& s, RepackedLayout layout, int r, uint8_t* block,
+              size_t quantBytes) {
+  if (layout == RepackedLayout::Nibble4) {
+    for (int k = 0; k < 4; ++k)
+      for (int i = 0; i < 4; ++i)
+        block[64 * k + 4 * r + i] = uint8_t(s.q[4 * k + i] | s.q[16 + 4 * k + i] << 4);
+  } else {
+    for (int k = 0; k < 8; ++k)
+      for (int i = 0; i < 4; ++i) block[64 * k + 4 * r + i] = uint8_t(int8_t(s.q[4 * k + i]));
+  }
+  std::memcpy(block + quantBytes + 2 * r, &s.d, 2);
+  std::memcpy(block + quantBytes + 32 + 2 * r, &s.m, 2);
+}
+
+void freeAligned(uint8_t* p) { std::free(p); }
+
+// Drops the resident pages wholly inside [data, data + bytes) of a read-only file mapping.
+void releasePages(const uint8_t* data, size_t bytes) {
+  const auto page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (uintptr_t(data) + page - 1) / page * page;
+  const uintptr_t end = (uintptr_t(data) + bytes) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+constexpr int64_t kChunkGroups = 256;  // groups repacked between two page releases
+
+}  // namespace
+
+bool isRepackable(GgmlType type) {
+  switch (type) {
+    case GgmlType::Q4_0:
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_0:
+    case GgmlType::Q5_1:
+    case GgmlType::Q8_0:
+    case GgmlType::Q4_K:
+    case GgmlType::Q5_K:
+    case GgmlType::Q6_K:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::unique_ptr<RepackedMatrix> repackMatrix(const WeightMatrix& w, ThreadPool& pool,
+                                             bool releaseSource) {
+  if (!isRepackable(w.type) || w.data == nullptr || w.cols % kRepackBlock != 0) return nullptr;
+  auto m = std::make_unique<RepackedMatrix>();
+  m->layout = layoutOf(w.type);
+  m->rows = w.rows;
+  m->cols = w.cols;
+  m->groups = (w.rows + kRepackGroupRows - 1) / kRepackGroupRows;
+  m->blocks = w.cols / kRepackBlock;
+  m->quantBytes = m->layout == RepackedLayout::Nibble4 ? 256 : 512;
+  m->blockBytes = m->quantBytes + 64;
+  m->roundedMinSum = w.type == GgmlType::Q4_1 || w.type == GgmlType::Q5_1;
+  m->llamaLanes = w.type == GgmlType::Q4_0 || w.type == GgmlType::Q4_1 ||
+                  w.type == GgmlType::Q5_0 || w.type == GgmlType::Q5_1 || w.type == GgmlType::Q8_0;
+  m->lane0Offset = w.type == GgmlType::Q4_0;
+  auto* raw = static_cast<uint8_t*>(std::aligned_alloc(64, m->bytes()));
+  if (raw == nullptr) throw std::bad_alloc();
+  m->storage = {raw, freeAligned};
+
+  // Each thread converts whole groups; a scale that does not fit in f16 fails the matrix.
+  std::atomic<bool> failed{false};
+  for (int64_t c0 = 0; c0 < m->groups && !failed; c0 += kChunkGroups) {
+  const int64_t c1 = std::min(m->groups, c0 + kChunkGroups);
+  pool.parallelFor(c1 - c0, 1, [&](int64_t g0, int64_t g1, int) {
+    SourceBlock s;
+    for (int64_t g = c0 + g0; g < c0 + g1 && !failed.load(std::memory_order_relaxed); ++g)
+      for (int64_t b = 0; b < m->blocks; ++b) {
+        uint8_t* block = raw + (size_t(g) * size_t(m->blocks) + size_t(b)) * m->blockBytes;
+        for (int r = 0; r < kRepackGroupRows; ++r) {
+          const int64_t row = g * kRepackGroupRows + r;
+          if (row < w.rows) {
+            if (!sourceBlock(w.type, w.data + size_t(row) * w.rowBytes, b, s)) failed = true;
+          } else {
+            s = SourceBlock{};  // padding rows: zero weights
+          }
+          storeRow(s, m->layout, r, block, m->quantBytes);
+        }
+      }
+  });
+  if (releaseSource) {
+    const int64_t r0 = c0 * kRepackGroupRows, r1 = std::min(w.rows, c1 * kRepackGroupRows);
+    releasePages(w.data + size_t(r0) * w.rowBytes, size_t(r1 - r0) * w.rowBytes);
+  }
+  }
+  if (failed) return nullptr;
+  return m;
+}
+
+void dequantizeRepackedRow(const RepackedMatrix& m, int64_t row, float* out) {
+  const int64_t g = row / kRepackGroupRows;
+  const int r = int(row % kRepackGroupRows);
+  for (int64_t b = 0; b < m.blocks; ++b) {
+    const uint8_t* block = m.block(g, b);
+    const float d = fp16ToFloat(loadU16(block + m.quantBytes + 2 * r));
+    const float mn = fp16ToFloat(loadU16(block + m.quantBytes + 32 + 2 * r));
+    for (int j = 0; j < 32; ++j) {
+      int q;
+      if (m.layout == RepackedLayout::Nibble4) {
+        const uint8_t byte = block[64 * ((j % 16) / 4) + 4 * r + j % 4];
+        q = j < 16 ? byte & 0x0f : byte >> 4;
+      } else {
+        q = int8_t(block[64 * (j / 4) + 4 * r + j % 4]);
+      }
+      out[32 * b + j] = d * float(q) + mn;
+    }
+  }
+}
+
+}  // namespace ember::cpu

@@ -1,0 +1,78 @@
+#pragma once
+// Weights repacked at load for the fast kernels (EngineOptions::kernels = "fast"): every
+// supported quantized type becomes one of two row-interleaved layouts of 32-element blocks, so
+// that one 512-bit vector holds 4 consecutive elements of 16 rows and vpdpbusd leaves each row's
+// integer dot product in its own 32-bit lane (no horizontal sums, one weight load serves every
+// token of a tile). A group is 16 rows (the last one padded with zero rows); per group the
+// blocks follow one another, each:
+//
+//   Nibble4 (320 bytes)  u8 packed[4][16][4] | f16 d[16] | f16 m[16]
+//       packed[k][r][i] = q(r, 4k + i) | q(r, 16 + 4k + i) << 4, q in 0..15
+//   Int8    (576 bytes)  i8 w[8][16][4]      | f16 d[16] | f16 m[16]
+//       w[k][r][i] = q(r, 4k + i), q in -128..127
+//
+// and the weight is d[r] * q + m[r] in both (the kernels' sums: repacked_kernels.h). Sources:
+//   Q4_0  Nibble4  q = nibble, m = -8 d (exact)                    lossless
+//   Q4_1  Nibble4  q, d, m as stored                               lossless
+//   Q4_K  Nibble4  per sub-block of 32: d = d * scale, m = -dmin * min, each rounded to f16
+//   Q5_0  Int8     q = 5-bit value - 16, m = 0                     lossless
+//   Q5_1  Int8     q = 5-bit value, d, m as stored                 lossless
+//   Q5_K  Int8     q = 5-bit value, d, m per sub-block as Q4_K
+//   Q8_0  Int8     q, d as stored, m = 0                           lossless
+//   Q6_K  Int8     each 32 dequantized values requantized: d = f16(amax / 127), q = round(v / d)
+// (the K-quant scales lose at most 2^-11 relatively in f16; Q6_K's requantization adds at most
+// d / 2 per weight). F32, F16 and BF16 are not repacked: they keep the reference kernels.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "gguf/ggml_types.h"
+
+namespace ember::cpu {
+
+class ThreadPool;
+struct WeightMatrix;
+
+enum class RepackedLayout { Nibble4, Int8 };
+
+constexpr int64_t kRepackGroupRows = 16;
+constexpr int64_t kRepackBlock = 32;
+
+struct RepackedMatrix {
+  RepackedLayout layout = RepackedLayout::Nibble4;
+  int64_t rows = 0;  // the source's, without the padding
+  int64_t cols = 0;
+  int64_t groups = 0;       // ceil(rows / 16)
+  int64_t blocks = 0;       // cols / 32
+  size_t blockBytes = 0;    // 320 or 576
+  size_t quantBytes = 0;    // 256 or 512: the f16 d follow, then the f16 m
+  // Q4_1/Q5_1: the min term uses the activation block's sum as llama.cpp's Q8_1 keeps it,
+  // f16(dx * S), rather than dx * S in float, so that the result follows llama.cpp's rounding.
+  bool roundedMinSum = false;
+  // Q4_0, Q4_1, Q5_0, Q5_1, Q8_0: the kernels sum in llama.cpp's order (x86_repacked_lanes.h)
+  // and give the reference kernels' bits; Q4_0 then takes its offset as -8 S in lane 0, as
+  // llama.cpp does, instead of through m.
+  bool llamaLanes = false;
+  bool lane0Offset = false;
+  std::unique_ptr<uint8_t[], void (*)(uint8_t*)> storage{nullptr, nullptr};  // 64-byte aligned
+  const uint8_t* block(int64_t group, int64_t b) const {
+    return storage.get() + (size_t(group) * size_t(blocks) + size_t(b)) * blockBytes;
+  }
+  size_t bytes() const { return size_t(groups) * size_t(blocks) * blockBytes; }
+};
+
+// Whether `type` has a repacked layout.
+bool isRepackable(gguf::GgmlType type);
+
+// Repacks `w` on the pool (row groups split across threads). Returns null when the type has no
+// repacked layout or a converted scale does not fit in f16 (the reference kernels then serve
+// this matrix). releaseSource: hands the source's file pages back to the kernel (madvise) as
+// the rows are done, in chunks, so that a large matrix is never resident twice; for a
+// read-only file mapping only (a later read faults the pages in again from the file).
+std::unique_ptr<RepackedMatrix> repackMatrix(const WeightMatrix& w, ThreadPool& pool,
+                                             bool releaseSource = false);
+
+// Row `row` of a repacked matrix as float32 (cols values): d * q + m per weight, in float.
+void dequantizeRepackedRow(const RepackedMatrix& m, int64_t row, float* out);
+
+}  // namespace ember::cpu

@@ -1,0 +1,107 @@
+// The scalar repacked kernel (the reference the SIMD ones are tested against) and the choice of
+// kernel per level. Compiled for baseline x86-64: std::fma keeps the fused steps of the SIMD
+// kernels, so every level gives the same bits.
+#include "backend/cpu/repacked_kernels.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "backend/cpu/quant/block_formats.h"
+#include "backend/cpu/quant/kernels.h"
+
+namespace ember::cpu {
+namespace {
+
+template <RepackedLayout kLayout>
+int weightAt(const uint8_t* block, int r, int j) {
+  if constexpr (kLayout == RepackedLayout::Nibble4) {
+    const uint8_t byte = block[64 * ((j % 16) / 4) + 4 * r + j % 4];
+    return j < 16 ? byte & 0x0f : byte >> 4;
+  } else {
+    return int8_t(block[64 * (j / 4) + 4 * r + j % 4]);
+  }
+}
+
+template <RepackedLayout kLayout, bool kRoundedSum>
+void dotScalar(const RepackedTask& task) {
+  const RepackedMatrix& m = *task.m;
+  for (int64_t g = task.group0; g < task.group1; ++g) {
+    const int rows = int(std::min<int64_t>(kRepackGroupRows, m.rows - g * kRepackGroupRows));
+    for (int64_t t = 0; t < task.tokens; ++t) {
+      const quant::Q8x32Row xr = quant::q8x32Row(task.x + size_t(t) * task.xStride, m.cols);
+      float acc[kRepackGroupRows] = {};
+      for (int64_t b = 0; b < m.blocks; ++b) {
+        const uint8_t* block = m.block(g, b);
+        const float dx = xr.d[b];
+        const float xSum = kRoundedSum ? xr.s[b] : dx * float(xr.sum[b]);
+        for (int r = 0; r < rows; ++r) {
+          int32_t isum = 0;
+          for (int j = 0; j < 32; ++j) isum += weightAt<kLayout>(block, r, j) * xr.qs[32 * b + j];
+          const float d = quant::fp16ToFloat(quant::loadU16(block + m.quantBytes + 2 * r));
+          const float mn = quant::fp16ToFloat(quant::loadU16(block + m.quantBytes + 32 + 2 * r));
+          acc[r] = std::fma(float(isum), d * dx, acc[r]);
+          acc[r] = std::fma(mn, xSum, acc[r]);
+        }
+      }
+      float* y = task.y + t * task.yStride + g * kRepackGroupRows;
+      std::memcpy(y, acc, size_t(rows) * sizeof(float));
+    }
+  }
+}
+
+// llama.cpp's order (see x86_repacked_lanes.h): 8 lanes of partial sums per row.
+template <RepackedLayout kLayout>
+void dotScalarLanes(const RepackedTask& task) {
+  const RepackedMatrix& m = *task.m;
+  for (int64_t g = task.group0; g < task.group1; ++g) {
+    const int rows = int(std::min<int64_t>(kRepackGroupRows, m.rows - g * kRepackGroupRows));
+    for (int64_t t = 0; t < task.tokens; ++t) {
+      const quant::Q8x32Row xr = quant::q8x32Row(task.x + size_t(t) * task.xStride, m.cols);
+      float* y = task.y + t * task.yStride + g * kRepackGroupRows;
+      for (int r = 0; r < rows; ++r) {
+        float lane[8] = {}, accMin = 0.0f;
+        for (int64_t b = 0; b < m.blocks; ++b) {
+          const uint8_t* block = m.block(g, b);
+          const float d = quant::fp16ToFloat(quant::loadU16(block + m.quantBytes + 2 * r));
+          const float dd = d * xr.d[b];
+          for (int i = 0; i < 8; ++i) {
+            int32_t p = 0;
+            for (int j = 4 * i; j < 4 * i + 4; ++j)
+              p += weightAt<kLayout>(block, r, j) * xr.qs[32 * b + j];
+            if (m.lane0Offset && i == 0) p -= 8 * xr.sum[b];
+            lane[i] = std::fma(float(p), dd, lane[i]);
+          }
+          if (m.roundedMinSum) {
+            const float mn = quant::fp16ToFloat(quant::loadU16(block + m.quantBytes + 32 + 2 * r));
+            accMin = std::fma(mn, xr.s[b], accMin);
+          }
+        }
+        float v = ((lane[0] + lane[4]) + (lane[2] + lane[6])) +
+                  ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+        if (m.roundedMinSum) v += accMin;
+        y[r] = v;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+RepackedDotFn repackedKernelScalar(const RepackedMatrix& m) {
+  using L = RepackedLayout;
+  if (m.llamaLanes)
+    return m.layout == L::Nibble4 ? dotScalarLanes<L::Nibble4> : dotScalarLanes<L::Int8>;
+  if (m.layout == L::Nibble4)
+    return m.roundedMinSum ? dotScalar<L::Nibble4, true> : dotScalar<L::Nibble4, false>;
+  return m.roundedMinSum ? dotScalar<L::Int8, true> : dotScalar<L::Int8, false>;
+}
+
+RepackedDotFn repackedKernel(const RepackedMatrix& m, SimdLevel level) {
+  if (level == SimdLevel::Avx512Vnni)
+    if (RepackedDotFn f = repackedKernelAvx512(m)) return f;
+  if (level >= SimdLevel::Avx2)
+    if (RepackedDotFn f = repackedKernelAvx2(m)) return f;
+  return repackedKernelScalar(m);
+}
+
+}  // namespace ember::cpu

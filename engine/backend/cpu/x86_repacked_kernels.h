@@ -1,0 +1,200 @@
+#pragma once
+// The x86 repacked kernels (see repacked_kernels.h), included once by the AVX-512 build and once
+// by the AVX2 build; everything has internal linkage.
+//
+// AVX-512 VNNI: the 16 rows of a group are the 16 lanes of a vector. Per block the weights are
+// unpacked once into 8 vectors W[j] (elements 4j..4j+3 of every row; Int8 as q + 128 so that
+// they are vpdpbusd's unsigned side, with 128 * S subtracted from the exact sum), then for each
+// token of the tile 8 vpdpbusd against the broadcast activation quads give the 16 row sums.
+// AVX2: the same per half group (8 rows per 256-bit vector) with vpmaddubsw: Nibble4 sums the
+// 16-bit pairs of all 8 vectors (at most 8 * 2 * 15 * 127 = 30480, no overflow) before one
+// vpmaddwd; Int8 multiplies |q| by sign(x, q) (pairs at most 2 * 128 * 127) and widens each.
+#include "backend/cpu/quant/kernels.h"
+#include "backend/cpu/quant/x86_simd.h"
+#include "backend/cpu/repacked_kernels.h"
+
+namespace ember::cpu {
+namespace {
+
+using quant::Q8x32Row;
+using quant::q8x32Row;
+
+inline int32_t loadQuad(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+
+template <RepackedLayout kLayout, bool kRoundedSum, int T>
+void groupTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStride, float* y,
+               int64_t yStride) {
+  Q8x32Row xr[T];
+  for (int t = 0; t < T; ++t) xr[t] = q8x32Row(x + size_t(t) * xStride, m.cols);
+  __m512 acc[T];
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+  const __m512i lowNibble = _mm512_set1_epi8(0x0f);
+  const __m512i flip = _mm512_set1_epi8(int8_t(0x80));
+  for (int64_t b = 0; b < m.blocks; ++b) {
+    const uint8_t* blk = m.block(g, b);
+    _mm_prefetch(reinterpret_cast<const char*>(blk + 8 * m.blockBytes), _MM_HINT_T0);
+    __m512i w[8];
+    if constexpr (kLayout == RepackedLayout::Nibble4) {
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        const __m512i packed = _mm512_load_si512(blk + 64 * k);
+        w[k] = _mm512_and_si512(packed, lowNibble);
+        w[4 + k] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), lowNibble);
+      }
+    } else {
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) w[k] = _mm512_xor_si512(_mm512_load_si512(blk + 64 * k), flip);
+    }
+    const __m512 dw = _mm512_cvtph_ps(quant::load256(blk + m.quantBytes));
+    const __m512 mw = _mm512_cvtph_ps(quant::load256(blk + m.quantBytes + 32));
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      const int8_t* xq = xr[t].qs + 32 * b;
+      __m512i even = _mm512_setzero_si512(), odd = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int j = 0; j < 8; j += 2) {
+        even = _mm512_dpbusd_epi32(even, w[j], _mm512_set1_epi32(loadQuad(xq + 4 * j)));
+        odd = _mm512_dpbusd_epi32(odd, w[j + 1], _mm512_set1_epi32(loadQuad(xq + 4 * j + 4)));
+      }
+      __m512i sum = _mm512_add_epi32(even, odd);
+      if constexpr (kLayout == RepackedLayout::Int8)
+        sum = _mm512_sub_epi32(sum, _mm512_set1_epi32(128 * xr[t].sum[b]));
+      const float dx = xr[t].d[b];
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(dw, _mm512_set1_ps(dx)),
+                               acc[t]);
+      acc[t] = _mm512_fmadd_ps(mw, _mm512_set1_ps(kRoundedSum ? xr[t].s[b] : dx * float(xr[t].sum[b])), acc[t]);
+    }
+  }
+  const int64_t rows = quant::minOf(kRepackGroupRows, m.rows - g * kRepackGroupRows);
+  const __mmask16 valid = __mmask16((1u << rows) - 1);
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t)
+    _mm512_mask_storeu_ps(y + t * yStride + g * kRepackGroupRows, valid, acc[t]);
+}
+
+#else  // AVX2
+
+template <RepackedLayout kLayout, bool kRoundedSum, int T>
+void groupTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStride, float* y,
+               int64_t yStride) {
+  Q8x32Row xr[T];
+  for (int t = 0; t < T; ++t) xr[t] = q8x32Row(x + size_t(t) * xStride, m.cols);
+  const int64_t rows = quant::minOf(kRepackGroupRows, m.rows - g * kRepackGroupRows);
+  const __m256i lowNibble = _mm256_set1_epi8(0x0f);
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int h = 0; h < 2; ++h) {  // rows 8h .. 8h + 7
+    if (8 * h >= rows) break;
+    __m256 acc[T];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < m.blocks; ++b) {
+      const uint8_t* blk = m.block(g, b);
+      if (h == 0) _mm_prefetch(reinterpret_cast<const char*>(blk + 8 * m.blockBytes), _MM_HINT_T0);
+      __m256i w[8];
+      if constexpr (kLayout == RepackedLayout::Nibble4) {
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) {
+          const __m256i packed = quant::load256(blk + 64 * k + 32 * h);
+          w[k] = _mm256_and_si256(packed, lowNibble);
+          w[4 + k] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), lowNibble);
+        }
+      } else {
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k) w[k] = quant::load256(blk + 64 * k + 32 * h);
+      }
+      const __m256 dw = _mm256_cvtph_ps(quant::load128(blk + m.quantBytes + 16 * h));
+      const __m256 mw = _mm256_cvtph_ps(quant::load128(blk + m.quantBytes + 32 + 16 * h));
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        const int8_t* xq = xr[t].qs + 32 * b;
+        __m256i sum;
+        if constexpr (kLayout == RepackedLayout::Nibble4) {
+          __m256i pairs = _mm256_setzero_si256();
+#pragma GCC unroll 8
+          for (int j = 0; j < 8; ++j)
+            pairs = _mm256_add_epi16(
+                pairs, _mm256_maddubs_epi16(w[j], _mm256_set1_epi32(loadQuad(xq + 4 * j))));
+          sum = _mm256_madd_epi16(pairs, ones);
+        } else {
+          sum = _mm256_setzero_si256();
+#pragma GCC unroll 8
+          for (int j = 0; j < 8; ++j) {
+            const __m256i xb = _mm256_set1_epi32(loadQuad(xq + 4 * j));
+            const __m256i pairs =
+                _mm256_maddubs_epi16(_mm256_sign_epi8(w[j], w[j]), _mm256_sign_epi8(xb, w[j]));
+            sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, ones));
+          }
+        }
+        const float dx = xr[t].d[b];
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), _mm256_mul_ps(dw, _mm256_set1_ps(dx)),
+                                 acc[t]);
+        acc[t] = _mm256_fmadd_ps(mw, _mm256_set1_ps(kRoundedSum ? xr[t].s[b] : dx * float(xr[t].sum[b])), acc[t]);
+      }
+    }
+    const int64_t valid = quant::minOf(8, rows - 8 * h);
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      float* out = y + t * yStride + g * kRepackGroupRows + 8 * h;
+      if (valid == 8) {
+        _mm256_storeu_ps(out, acc[t]);
+      } else {
+        alignas(32) float lanes[8];
+        _mm256_store_ps(lanes, acc[t]);
+        for (int64_t r = 0; r < valid; ++r) out[r] = lanes[r];
+      }
+    }
+  }
+}
+
+#endif
+
+// Groups outer, token tiles inner: a group's weights (a few KiB) stay in L1 while every tile of
+// tokens runs over them.
+template <RepackedLayout kLayout, bool kRoundedSum>
+void runRepacked(const RepackedTask& task) {
+  const RepackedMatrix& m = *task.m;
+  for (int64_t g = task.group0; g < task.group1; ++g) {
+    int64_t t = 0;
+    for (; t + kRepackTokenTile <= task.tokens; t += kRepackTokenTile)
+      groupTile<kLayout, kRoundedSum, kRepackTokenTile>(m, g, task.x + size_t(t) * task.xStride, task.xStride,
+                                           task.y + t * task.yStride, task.yStride);
+    const uint8_t* x = task.x + size_t(t) * task.xStride;
+    float* y = task.y + t * task.yStride;
+    switch (task.tokens - t) {
+      case 1: groupTile<kLayout, kRoundedSum, 1>(m, g, x, task.xStride, y, task.yStride); break;
+      case 2: groupTile<kLayout, kRoundedSum, 2>(m, g, x, task.xStride, y, task.yStride); break;
+      case 3: groupTile<kLayout, kRoundedSum, 3>(m, g, x, task.xStride, y, task.yStride); break;
+      case 4: groupTile<kLayout, kRoundedSum, 4>(m, g, x, task.xStride, y, task.yStride); break;
+      case 5: groupTile<kLayout, kRoundedSum, 5>(m, g, x, task.xStride, y, task.yStride); break;
+      case 6: groupTile<kLayout, kRoundedSum, 6>(m, g, x, task.xStride, y, task.yStride); break;
+      case 7: groupTile<kLayout, kRoundedSum, 7>(m, g, x, task.xStride, y, task.yStride); break;
+      default: break;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ember::cpu
+
+#include "backend/cpu/x86_repacked_lanes.h"
+
+namespace ember::cpu {
+namespace {
+
+RepackedDotFn x86RepackedKernel(const RepackedMatrix& m) {
+  using L = RepackedLayout;
+  if (m.llamaLanes) return x86LaneKernel(m);
+  if (m.layout == L::Nibble4)
+    return m.roundedMinSum ? runRepacked<L::Nibble4, true> : runRepacked<L::Nibble4, false>;
+  return m.roundedMinSum ? runRepacked<L::Int8, true> : runRepacked<L::Int8, false>;
+}
+
+}  // namespace
+}  // namespace ember::cpu
