@@ -23,7 +23,9 @@ constexpr const char* kUsage =
     "       [--backend auto|cpu|cuda] [--json]\n"
     "  synth-model --shape llama3-8b|smollm2-135m --type q4_0|q8_0|f16 [--layers N]\n"
     "              --out FILE [--seed S] [--threads N]\n"
-    "  cut-model --model IN.gguf --layers N --out OUT.gguf\n";
+    "  cut-model --model IN.gguf --layers N --out OUT.gguf\n"
+    "  export --db ember.sqlite [--conversation ID] [--format md|json] [--out FILE]\n"
+    "  import --db ember.sqlite --file EXPORT.json\n";
 
 }  // namespace
 
@@ -45,6 +47,8 @@ int main(int argc, char** argv) {
     if (command == "plan") return ember::cli::runPlan(args);
     if (command == "synth-model") return ember::cli::runSynthModel(args);
     if (command == "cut-model") return ember::cli::runCutModel(args);
+    if (command == "export") return ember::cli::runExport(args);
+    if (command == "import") return ember::cli::runImport(args);
     if (command == "--help" || command == "-h" || command == "help") {
       std::fputs(kUsage, stdout);
       return 0;
