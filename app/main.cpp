@@ -12,6 +12,7 @@
 #include <QtQml/qqmlextensionplugin.h>
 
 #include "controller/app_controller.h"
+#include "controller/translations.h"
 #include "controller/ui_test_hook.h"
 #include "logging/app_log.h"
 
@@ -93,6 +94,7 @@ int main(int argc, char* argv[]) {
   {
     ember::app::AppController controller(options);
     ember::app::AppController::setInstance(&controller);
+    ember::app::installTranslation(app, controller.language());  // before the QML is loaded
 
     QQmlApplicationEngine engine;
     QObject::connect(&engine, &QQmlApplicationEngine::objectCreationFailed, &app,

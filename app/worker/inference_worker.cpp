@@ -12,6 +12,7 @@ void registerWorkerMetaTypes() {
   qRegisterMetaType<LoadedModel>();
   qRegisterMetaType<EngineOptions>();
   qRegisterMetaType<RequestStats>();
+  qRegisterMetaType<PromptTokenCount>();
 }
 
 InferenceWorker::InferenceWorker(QObject* parent) : QObject(parent) {
@@ -63,7 +64,15 @@ void InferenceWorker::submit(const WorkerRequest& request) {
     if (it == running_.cend()) return;  // already reported (failed or replaced)
     const double ms = double(it->sinceSubmit.nsecsElapsed()) / 1e6;
     if (event.kind == RequestEvent::Kind::Text) {
-      emit pieceReady(key, QString::fromStdString(event.text), ms);
+      if (event.reasoning)
+        emit reasoningPieceReady(key, QString::fromStdString(event.text), ms);
+      else
+        emit pieceReady(key, QString::fromStdString(event.text), ms);
+      return;
+    }
+    if (event.kind == RequestEvent::Kind::Progress) {
+      emit promptProgress(key, event.promptDone, event.promptTokens, event.cachedPromptTokens,
+                          event.waiting, ms);
       return;
     }
     if (event.kind != RequestEvent::Kind::Finished) return;
@@ -83,6 +92,21 @@ void InferenceWorker::submit(const WorkerRequest& request) {
     return;
   }
   if (!running_.isEmpty() && !stepTimer_->isActive()) stepTimer_->start();
+}
+
+void InferenceWorker::countTokens(quint64 generation, const WorkerRequest& request) {
+  if (!engine_) {
+    emit tokensCounted(generation, {}, tr("No model is loaded."));
+    return;
+  }
+  GenerationRequest generationRequest;
+  generationRequest.messages = request.messages;
+  generationRequest.sampling = request.sampling;
+  try {
+    emit tokensCounted(generation, engine_->countPromptTokens(generationRequest), {});
+  } catch (const std::exception& e) {
+    emit tokensCounted(generation, {}, QString::fromUtf8(e.what()));
+  }
 }
 
 void InferenceWorker::abort(const QString& key) {
