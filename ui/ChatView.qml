@@ -27,12 +27,30 @@ ListView {
         scrollingByCode = false
     }
 
-    onContentYChanged: if (!scrollingByCode) followTail = atYEnd
-    onContentHeightChanged: if (followTail) Qt.callLater(scrollToEnd)
-    onCountChanged: {
+    // A new message (Send, an answer starting) shows the end: delegates of long messages take a
+    // few frames to get their final height, so the view keeps going to the end for a moment.
+    function followNewMessage() {
         followTail = true
+        settle.remaining = 12
+        settle.restart()
         Qt.callLater(scrollToEnd)
     }
+    Timer {
+        id: settle
+        property int remaining: 0
+        interval: 40
+        repeat: true
+        onTriggered: {
+            if (view.followTail)
+                view.scrollToEnd()
+            if (--remaining <= 0)
+                stop()
+        }
+    }
+
+    onContentYChanged: if (!scrollingByCode && !settle.running) followTail = atYEnd
+    onContentHeightChanged: if (followTail) Qt.callLater(scrollToEnd)
+    onCountChanged: followNewMessage()
 
     delegate: MessageBubble {
         width: view.width

@@ -42,10 +42,11 @@ QList<QStringList> query(const QString& dbPath, const char* sql) {
   return rows;
 }
 
-// A long, plain prompt (about 3,000 tokens): numbered notes a person might paste.
+// A long, plain prompt (about 2,500 tokens, within the 3,584 the default context leaves for a
+// prompt): numbered notes a person might paste.
 QString longPrompt() {
   QString text = QStringLiteral("Here are my meeting notes. Summarise them in one sentence.\n");
-  for (int i = 1; i <= 150; ++i)
+  for (int i = 1; i <= 100; ++i)
     text += QStringLiteral("Note %1: the team reviewed item %1 of the plan and agreed to revisit "
                            "it next week.\n").arg(i);
   return text;
