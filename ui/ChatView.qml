@@ -12,6 +12,8 @@ ListView {
     bottomMargin: 16
     model: AppController.messages
     boundsBehavior: Flickable.StopAtBounds
+    // Delegates are made well beyond the viewport, so that the end is known after a tall message.
+    cacheBuffer: 4000
     ScrollBar.vertical: ScrollBar { }
     Accessible.name: qsTr("Messages")
 
@@ -22,8 +24,14 @@ ListView {
     function closeStats() { statsPanel.close() }
 
     function scrollToEnd() {
+        if (count === 0)
+            return
         scrollingByCode = true
-        positionViewAtEnd()
+        // The last message's end at the view's end (positionViewAtEnd alone stops short while a
+        // tall delegate above has not got its height yet).
+        positionViewAtIndex(count - 1, ListView.End)
+        if (!atYEnd)
+            contentY = Math.max(originY - topMargin, originY + contentHeight + bottomMargin - height)
         scrollingByCode = false
     }
 
