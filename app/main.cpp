@@ -19,6 +19,7 @@
 
 #include "controller/app_controller.h"
 #include "ember/version.h"
+#include "controller/translations.h"
 #include "controller/ui_test_hook.h"
 #include "logging/app_log.h"
 #include "server/local_api_server.h"
@@ -153,6 +154,7 @@ int main(int argc, char* argv[]) {
     // Off unless the user turned it on; serves the same engine as the chats.
     ember::app::LocalApiServer apiServer(&controller.engineHost());
     ember::app::LocalApiServer::setInstance(&apiServer);
+    ember::app::installTranslation(app, controller.language());  // before the QML is loaded
 
     QQmlApplicationEngine engine;
     QObject::connect(&engine, &QQmlApplicationEngine::objectCreationFailed, &app,

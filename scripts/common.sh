@@ -14,6 +14,7 @@ EMBER_DEBIAN_PACKAGES=(
   qt6-declarative-dev qml6-module-qtquick qml6-module-qtquick-controls qml6-module-qtquick-layouts
   qml6-module-qtquick-window qml6-module-qtqml-workerscript qml6-module-qtquick-templates
   qml6-module-qtquick-dialogs qml6-module-qtqml libqt6svg6 fonts-noto-cjk xvfb xauth
+  xdotool xclip imagemagick tesseract-ocr qt6-l10n-tools libsource-highlight-dev
   python3 python3-pip python3-jinja2 unzip ca-certificates
 )
 

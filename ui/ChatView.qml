@@ -12,6 +12,8 @@ ListView {
     bottomMargin: 16
     model: AppController.messages
     boundsBehavior: Flickable.StopAtBounds
+    // Delegates are made well beyond the viewport, so that the end is known after a tall message.
+    cacheBuffer: 4000
     ScrollBar.vertical: ScrollBar { }
     Accessible.name: qsTr("Messages")
 
@@ -22,17 +24,41 @@ ListView {
     function closeStats() { statsPanel.close() }
 
     function scrollToEnd() {
+        if (count === 0)
+            return
         scrollingByCode = true
-        positionViewAtEnd()
+        // The last message's end at the view's end (positionViewAtEnd alone stops short while a
+        // tall delegate above has not got its height yet).
+        positionViewAtIndex(count - 1, ListView.End)
+        if (!atYEnd)
+            contentY = Math.max(originY - topMargin, originY + contentHeight + bottomMargin - height)
         scrollingByCode = false
     }
 
-    onContentYChanged: if (!scrollingByCode) followTail = atYEnd
-    onContentHeightChanged: if (followTail) Qt.callLater(scrollToEnd)
-    onCountChanged: {
+    // A new message (Send, an answer starting) shows the end: delegates of long messages take a
+    // few frames to get their final height, so the view keeps going to the end for a moment.
+    function followNewMessage() {
         followTail = true
+        settle.remaining = 12
+        settle.restart()
         Qt.callLater(scrollToEnd)
     }
+    Timer {
+        id: settle
+        property int remaining: 0
+        interval: 40
+        repeat: true
+        onTriggered: {
+            if (view.followTail)
+                view.scrollToEnd()
+            if (--remaining <= 0)
+                stop()
+        }
+    }
+
+    onContentYChanged: if (!scrollingByCode && !settle.running) followTail = atYEnd
+    onContentHeightChanged: if (followTail) Qt.callLater(scrollToEnd)
+    onCountChanged: followNewMessage()
 
     delegate: MessageBubble {
         width: view.width

@@ -3,19 +3,32 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import Ember
 
-// Where the user types. Enter sends, Shift+Enter starts a new line. Disabled, with the reason
-// shown, while no model is loaded; a Stop button replaces Send while an answer is streaming.
+// Where the user types. Enter sends, Shift+Enter starts a new line. It takes typing at once,
+// even while the model loads; Enter then (or while an answer streams) queues the message, shown
+// above the field until it goes out, or says why it cannot be sent. A Stop button replaces Send
+// while an answer is streaming.
 Pane {
     id: composer
     padding: 10
     readonly property string blockReason: AppController.composerBlockReason
+    property string refusal: ""  // why the last Enter did not send, until the text changes
 
     function sendNow() {
         if (input.text.trim().length === 0)
             return
-        if (AppController.send(input.text))
+        const why = AppController.sendOrQueue(input.text)
+        if (why.length === 0)
             input.clear()
+        refusal = why
     }
+    // Focus comes back after an answer ends, unless the user is typing somewhere else.
+    function takeFocusUnlessTypingElsewhere() {
+        const current = Window.activeFocusItem
+        if (current && current !== input && current.cursorPosition !== undefined)
+            return
+        input.forceActiveFocus()
+    }
+    Component.onCompleted: input.forceActiveFocus()
 
     background: Rectangle {
         color: Theme.window
@@ -25,6 +38,7 @@ Pane {
     Connections {
         target: AppController
         function onFocusComposer() { input.forceActiveFocus() }
+        function onAnswerFinished() { composer.takeFocusUnlessTypingElsewhere() }
     }
 
     ColumnLayout {
@@ -33,10 +47,32 @@ Pane {
 
         Label {
             Layout.fillWidth: true
-            visible: composer.blockReason.length > 0
-            text: composer.blockReason
-            color: AppController.modelError.length > 0 ? Theme.danger : Theme.muted
+            visible: composer.blockReason.length > 0 || composer.refusal.length > 0
+            text: composer.refusal.length > 0 ? composer.refusal : composer.blockReason
+            color: AppController.modelError.length > 0 || composer.refusal.length > 0
+                   ? Theme.danger : Theme.muted
             wrapMode: Text.Wrap
+        }
+
+        ContextMeter {
+            Layout.fillWidth: true
+        }
+
+        RowLayout {
+            Layout.fillWidth: true
+            visible: AppController.queuedMessage.length > 0
+            Label {
+                objectName: "queuedMessage"
+                Layout.fillWidth: true
+                text: qsTr("Queued, sent when the answer ends: %1").arg(AppController.queuedMessage)
+                elide: Text.ElideRight
+                color: Theme.muted
+            }
+            ToolButton {
+                text: qsTr("Cancel")
+                onClicked: AppController.cancelQueued()
+                Accessible.name: qsTr("Cancel the queued message")
+            }
         }
 
         RowLayout {
@@ -49,7 +85,10 @@ Pane {
                 TextArea {
                     id: input
                     objectName: "composerInput"
-                    enabled: composer.blockReason.length === 0
+                    onTextChanged: {
+                        composer.refusal = ""
+                        AppController.setDraft(text)
+                    }
                     wrapMode: TextEdit.Wrap
                     font.pixelSize: 15
                     placeholderText: qsTr("Message Ember (Enter sends, Shift+Enter adds a line)")
@@ -59,8 +98,7 @@ Pane {
                         if ((event.key === Qt.Key_Return || event.key === Qt.Key_Enter)
                                 && !(event.modifiers & Qt.ShiftModifier)) {
                             event.accepted = true
-                            if (!AppController.generating)
-                                composer.sendNow()
+                            composer.sendNow()
                         }
                     }
                 }
@@ -68,8 +106,9 @@ Pane {
 
             Button {
                 visible: !AppController.generating
-                text: qsTr("Send")
-                enabled: composer.blockReason.length === 0 && input.text.trim().length > 0
+                text: AppController.modelLoading ? qsTr("Queue") : qsTr("Send")
+                enabled: (composer.blockReason.length === 0 || AppController.modelLoading)
+                         && input.text.trim().length > 0
                 onClicked: composer.sendNow()
                 Accessible.name: qsTr("Send the message")
             }

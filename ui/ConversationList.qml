@@ -1,9 +1,12 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import QtQuick.Dialogs
 import Ember
 
-// The sidebar: New chat, a search box over every message, and the conversations, newest first.
+// The sidebar: New chat, a search box over every message, and the conversations, pinned first,
+// then newest first. Rename happens in place; Delete takes effect at once, with an Undo bar at
+// the bottom for a few seconds.
 Rectangle {
     id: sidebar
     color: Theme.sidebar
@@ -15,11 +18,34 @@ Rectangle {
         anchors.margins: Theme.spacing
         spacing: Theme.spacing
 
-        Button {
+        RowLayout {
             Layout.fillWidth: true
-            text: qsTr("New chat")
-            onClicked: AppController.newConversation()
-            Accessible.name: qsTr("New chat (Ctrl+N)")
+            Button {
+                Layout.fillWidth: true
+                text: qsTr("New chat")
+                onClicked: AppController.newConversation()
+                Accessible.name: qsTr("New chat (Ctrl+N)")
+            }
+            ToolButton {
+                text: "⋯"
+                onClicked: allMenu.popup()
+                Accessible.name: qsTr("Export or import chats")
+                Menu {
+                    id: allMenu
+                    MenuItem {
+                        text: qsTr("Export all chats as Markdown…")
+                        onTriggered: exportDialog.ask(0, "md")
+                    }
+                    MenuItem {
+                        text: qsTr("Export all chats as JSON…")
+                        onTriggered: exportDialog.ask(0, "json")
+                    }
+                    MenuItem {
+                        text: qsTr("Import chats from JSON…")
+                        onTriggered: importDialog.open()
+                    }
+                }
+            }
         }
 
         TextField {
@@ -84,9 +110,29 @@ Rectangle {
                 required property string title
                 required property string updated
                 required property bool generating
+                required property bool pinned
+                property bool renaming: false
+                function startRename() {
+                    renaming = true
+                    nameEditor.text = title
+                    nameEditor.selectAll()
+                    nameEditor.forceActiveFocus()
+                }
+                function finishRename(save) {
+                    if (!renaming)
+                        return
+                    renaming = false
+                    if (save)
+                        AppController.renameConversation(conversationId, nameEditor.text)
+                }
                 width: ListView.view.width
                 highlighted: conversationId === AppController.currentConversationId
-                onClicked: AppController.openConversation(conversationId)
+                onClicked: if (!renaming) AppController.openConversation(conversationId)
+                onDoubleClicked: startRename()
+                TapHandler {
+                    acceptedButtons: Qt.RightButton
+                    onTapped: menu.popup()
+                }
                 Accessible.name: generating ? qsTr("%1 (answering)").arg(title) : title
                 contentItem: RowLayout {
                     // Marks a conversation whose answer is streaming, shown or not.
@@ -100,8 +146,18 @@ Rectangle {
                     }
                     Column {
                         Layout.fillWidth: true
+                        TextField {
+                            id: nameEditor
+                            visible: row.renaming
+                            width: parent.width
+                            Accessible.name: qsTr("Chat name")
+                            onAccepted: row.finishRename(true)
+                            Keys.onEscapePressed: row.finishRename(false)
+                            onActiveFocusChanged: if (!activeFocus) row.finishRename(true)
+                        }
                         Label {
-                            text: row.title
+                            visible: !row.renaming
+                            text: (row.pinned ? "★ " : "") + row.title
                             elide: Text.ElideRight
                             width: parent.width
                             font.bold: row.highlighted
@@ -118,53 +174,105 @@ Rectangle {
                     ToolButton {
                         text: "⋯"
                         onClicked: menu.popup()
-                        Accessible.name: qsTr("Rename or delete %1").arg(row.title)
+                        Accessible.name: qsTr("Actions for %1").arg(row.title)
                         Menu {
                             id: menu
                             MenuItem {
-                                text: qsTr("Rename…")
-                                onTriggered: renameDialog.ask(row.conversationId, row.title)
+                                text: row.pinned ? qsTr("Unpin") : qsTr("Pin to top")
+                                onTriggered: AppController.setPinned(row.conversationId, !row.pinned)
                             }
                             MenuItem {
-                                text: qsTr("Delete…")
-                                onTriggered: deleteDialog.ask(row.conversationId, row.title)
+                                text: qsTr("Rename")
+                                onTriggered: row.startRename()
+                            }
+                            MenuItem {
+                                text: qsTr("Export as Markdown…")
+                                onTriggered: exportDialog.ask(row.conversationId, "md")
+                            }
+                            MenuItem {
+                                text: qsTr("Export as JSON (every version, with stats)…")
+                                onTriggered: exportDialog.ask(row.conversationId, "json")
+                            }
+                            MenuItem {
+                                text: qsTr("Delete")
+                                onTriggered: AppController.deleteConversation(row.conversationId)
                             }
                         }
                     }
                 }
             }
         }
-    }
 
-    Dialog {
-        id: renameDialog
-        property var conversationId: 0
-        function ask(id, title) { conversationId = id; nameField.text = title; open(); nameField.forceActiveFocus() }
-        parent: Overlay.overlay
-        anchors.centerIn: parent
-        modal: true
-        title: qsTr("Rename chat")
-        standardButtons: Dialog.Ok | Dialog.Cancel
-        TextField {
-            id: nameField
-            width: 320
-            Accessible.name: qsTr("Chat name")
-            onAccepted: renameDialog.accept()
+        // The last delete, with Undo, until the undo time has passed.
+        Rectangle {
+            Layout.fillWidth: true
+            visible: AppController.undoDeleteTitle.length > 0
+            implicitHeight: undoRow.implicitHeight + 8
+            radius: Theme.radius
+            color: Theme.notice
+            RowLayout {
+                id: undoRow
+                anchors.fill: parent
+                anchors.margins: 4
+                Label {
+                    Layout.fillWidth: true
+                    text: qsTr("Deleted “%1”").arg(AppController.undoDeleteTitle)
+                    elide: Text.ElideRight
+                    color: Theme.text
+                }
+                Button {
+                    objectName: "undoDelete"
+                    text: qsTr("Undo")
+                    onClicked: AppController.undoDelete()
+                    Accessible.name: qsTr("Undo the delete")
+                }
+            }
         }
-        onAccepted: AppController.renameConversation(conversationId, nameField.text)
+    }
+
+    FileDialog {
+        id: exportDialog
+        property var conversationId: 0
+        property string format: "md"
+        function ask(id, fmt) {
+            conversationId = id
+            format = fmt
+            open()
+        }
+        title: qsTr("Export")
+        fileMode: FileDialog.SaveFile
+        nameFilters: format === "json" ? [qsTr("JSON (*.json)")] : [qsTr("Markdown (*.md)")]
+        onAccepted: {
+            let file = String(selectedFile)
+            const suffix = "." + format
+            if (!file.endsWith(suffix))
+                file += suffix
+            const error = AppController.exportConversations(conversationId, file, format)
+            if (error.length > 0)
+                errorDialog.show(error)
+        }
+    }
+
+    FileDialog {
+        id: importDialog
+        title: qsTr("Import chats")
+        fileMode: FileDialog.OpenFile
+        nameFilters: [qsTr("Ember export (*.json)")]
+        onAccepted: {
+            const error = AppController.importConversations(selectedFile)
+            if (error.length > 0)
+                errorDialog.show(error)
+        }
     }
 
     Dialog {
-        id: deleteDialog
-        property var conversationId: 0
-        property string name
-        function ask(id, title) { conversationId = id; name = title; open() }
+        id: errorDialog
+        function show(text) { errorText.text = text; open() }
         parent: Overlay.overlay
         anchors.centerIn: parent
         modal: true
-        title: qsTr("Delete chat?")
-        standardButtons: Dialog.Yes | Dialog.No
-        Label { text: qsTr("“%1” and all its messages will be deleted.").arg(deleteDialog.name) }
-        onAccepted: AppController.deleteConversation(conversationId)
+        title: qsTr("That did not work")
+        standardButtons: Dialog.Ok
+        Label { id: errorText; wrapMode: Text.Wrap; width: 360 }
     }
 }

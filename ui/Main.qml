@@ -6,10 +6,11 @@ import Ember
 // The window: sidebar | chat (notice, messages, composer) | settings.
 ApplicationWindow {
     id: window
-    width: 1180
-    height: 760
-    minimumWidth: 720
-    minimumHeight: 480
+    // Fits the screen it opens on; the last run's geometry wins when it is still on a screen.
+    width: Math.min(1180, Screen.desktopAvailableWidth - 40)
+    height: Math.min(760, Screen.desktopAvailableHeight - 60)
+    minimumWidth: Math.min(720, Screen.desktopAvailableWidth)
+    minimumHeight: Math.min(480, Screen.desktopAvailableHeight)
     visible: true
     color: Theme.window
     // The controls take the system palette (light or dark), group by group, whatever the
@@ -24,7 +25,23 @@ ApplicationWindow {
             palette.disabled[role] = Theme.disabledPalette[role]
         }
     }
-    Component.onCompleted: applySystemPalette()
+    function restoreGeometry() {
+        const g = AppController.savedWindowGeometry()
+        if (g.length === 4) {
+            x = g[0]
+            y = g[1]
+            width = Math.min(g[2], Screen.desktopAvailableWidth)
+            height = Math.min(g[3], Screen.desktopAvailableHeight)
+        }
+        if (AppController.savedWindowMaximized())
+            visibility = Window.Maximized
+    }
+    Component.onCompleted: {
+        applySystemPalette()
+        restoreGeometry()
+    }
+    onClosing: AppController.saveWindowGeometry(x, y, width, height,
+                                                visibility === Window.Maximized)
     Connections {
         target: Theme.palette
         function onPaletteChanged() { window.applySystemPalette() }

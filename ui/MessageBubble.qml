@@ -21,6 +21,10 @@ Item {
     required property int siblingCount
     required property bool streaming
     required property bool isLast
+    required property string liveText
+    required property real liveFraction
+    required property string reasoning
+    required property real reasoningSeconds
 
     signal showStats(var messageId)
 
@@ -37,6 +41,7 @@ Item {
         width: bubble.editing ? bubble.maxBubbleWidth
                : Math.min(bubble.maxBubbleWidth,
                           Math.max(body.naturalWidth, tools.implicitWidth,
+                                   bubble.streaming ? 320 : 0,
                                    stats.visible ? stats.implicitWidth : 0, 60) + 24)
         height: content.implicitHeight + 20
         radius: Theme.radius
@@ -50,6 +55,12 @@ Item {
             anchors.margins: 10
             spacing: 6
 
+            ReasoningSection {
+                Layout.fillWidth: true
+                text: bubble.reasoning
+                seconds: bubble.reasoningSeconds
+            }
+
             Column {
                 id: body
                 objectName: "bubble"
@@ -57,10 +68,18 @@ Item {
                 Layout.fillWidth: true
                 visible: !bubble.editing
                 spacing: 8
+                // The last split, kept in a plain object (not a notifying property) so that
+                // streaming re-splits only the tail: see Markdown.splitFrom.
+                property var lastSplit: ({ value: null })
+                function parse(text) {
+                    const parts = Markdown.splitFrom(lastSplit.value, text)
+                    lastSplit.value = { text: text, parts: parts }
+                    return parts
+                }
                 readonly property var segments: bubble.isUser
                     ? [{ code: false, lang: "", text: bubble.text }]
-                    : bubble.text.length > 0 ? Markdown.split(bubble.text)
-                    : [{ code: false, lang: "", text: bubble.streaming ? "…" : "" }]
+                    : bubble.text.length > 0 ? parse(bubble.text)
+                    : [{ code: false, lang: "", text: bubble.streaming && bubble.liveText.length === 0 ? "…" : "" }]
                 readonly property real naturalWidth: {
                     let w = 0
                     for (let i = 0; i < children.length; ++i)
@@ -78,6 +97,33 @@ Item {
                         text: body.segments[index] ? body.segments[index].text : ""
                         markdown: !bubble.isUser
                     }
+                }
+            }
+
+            // The request's stage while it is alive: waiting, reading the prompt (with a bar and
+            // an estimate), then the live speed.
+            ColumnLayout {
+                Layout.fillWidth: true
+                visible: bubble.streaming && bubble.liveText.length > 0
+                spacing: 2
+                Label {
+                    objectName: "liveStatus"
+                    Layout.fillWidth: true
+                    text: bubble.liveText
+                    color: Theme.muted
+                    font.pixelSize: 13
+                    wrapMode: Text.Wrap
+                    Accessible.role: Accessible.StatusBar
+                    Accessible.name: bubble.liveText
+                }
+                ProgressBar {
+                    Layout.fillWidth: true
+                    Layout.preferredWidth: 280
+                    visible: bubble.liveFraction >= 0
+                    from: 0
+                    to: 1
+                    value: Math.max(0, bubble.liveFraction)
+                    Accessible.name: qsTr("Prompt reading progress")
                 }
             }
 
@@ -144,10 +190,17 @@ Item {
                     Accessible.name: qsTr("Next version")
                 }
                 ToolButton {
-                    text: qsTr("Copy")
+                    id: copyMessage
+                    property bool copied: false
+                    text: copied ? qsTr("Copied") : qsTr("Copy")
                     enabled: bubble.text.length > 0
-                    onClicked: AppController.copyText(bubble.text)
-                    Accessible.name: qsTr("Copy the message")
+                    onClicked: {
+                        AppController.copyText(bubble.text)
+                        copied = true
+                        copiedMessageTimer.restart()
+                    }
+                    Timer { id: copiedMessageTimer; interval: 1500; onTriggered: copyMessage.copied = false }
+                    Accessible.name: copied ? qsTr("Copied") : qsTr("Copy the message")
                 }
                 ToolButton {
                     visible: bubble.isUser

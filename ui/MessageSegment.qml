@@ -10,6 +10,8 @@ Item {
     property string lang
     property string text
     property bool markdown: true
+    // The code coloured by language (GNU source-highlight), or "" to show it plain.
+    readonly property string highlighted: code ? CodeHighlighter.toHtml(text, lang, Theme.dark) : ""
 
     implicitWidth: code ? codeText.implicitWidth + 20 : prose.implicitWidth
     implicitHeight: code ? codeBox.height : prose.implicitHeight
@@ -29,6 +31,11 @@ Item {
         font.pixelSize: 15
         Accessible.role: Accessible.StaticText
         Accessible.name: segment.text
+        // Links open in the system browser; the pointer shows they can be clicked.
+        onLinkActivated: (link) => Qt.openUrlExternally(link)
+        HoverHandler {
+            cursorShape: prose.hoveredLink.length > 0 ? Qt.PointingHandCursor : Qt.IBeamCursor
+        }
     }
 
     Rectangle {
@@ -49,17 +56,24 @@ Item {
             font.pixelSize: 11
         }
         ToolButton {
+            id: copyButton
+            property bool copied: false
             anchors.right: parent.right
             anchors.top: parent.top
             height: 22
-            text: qsTr("Copy")
+            text: copied ? qsTr("Copied") : qsTr("Copy")
             font.pixelSize: 11
-            onClicked: AppController.copyText(segment.text)
-            Accessible.name: qsTr("Copy the code")
+            onClicked: {
+                AppController.copyText(segment.text)
+                copied = true
+                copiedTimer.restart()
+            }
+            Timer { id: copiedTimer; interval: 1500; onTriggered: copyButton.copied = false }
+            Accessible.name: copied ? qsTr("Copied") : qsTr("Copy the code")
         }
         TextEdit {
             id: codeText
-            objectName: "bubbleText"
+            objectName: "codeText"
             visible: segment.code
             x: 10
             y: langLabel.height + 8
@@ -67,8 +81,8 @@ Item {
             readOnly: true
             selectByMouse: true
             wrapMode: TextEdit.WrapAtWordBoundaryOrAnywhere
-            textFormat: TextEdit.PlainText
-            text: segment.code ? segment.text : ""
+            textFormat: segment.highlighted.length > 0 ? TextEdit.RichText : TextEdit.PlainText
+            text: segment.code ? (segment.highlighted.length > 0 ? segment.highlighted : segment.text) : ""
             color: Theme.text
             selectionColor: Theme.accent
             font.family: Theme.monoFamily

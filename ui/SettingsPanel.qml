@@ -20,6 +20,14 @@ Rectangle {
             spacing: 10
 
             Label { text: qsTr("Chat settings"); font.pixelSize: 17; font.bold: true; topPadding: 12 }
+            Label {
+                Layout.fillWidth: true
+                Layout.rightMargin: 24
+                text: qsTr("These apply to the next message.")
+                color: Theme.muted
+                wrapMode: Text.Wrap
+                font.pixelSize: 12
+            }
 
             Label { text: qsTr("System prompt"); font.bold: true }
             TextArea {
@@ -36,16 +44,45 @@ Rectangle {
 
             Repeater {
                 model: [
-                    { key: "temperature", label: qsTr("Temperature"), hint: qsTr("0 = always the most likely word") },
-                    { key: "topP", label: qsTr("Top-p"), hint: qsTr("0 to 1; 1 = off") },
-                    { key: "topK", label: qsTr("Top-k"), hint: qsTr("0 = off") },
-                    { key: "minP", label: qsTr("Min-p"), hint: qsTr("0 to 1; 0 = off") },
-                    { key: "repeatPenalty", label: qsTr("Repeat penalty"), hint: qsTr("1 = off") },
-                    { key: "maxTokens", label: qsTr("Max tokens"), hint: qsTr("-1 = until the model stops") },
-                    { key: "seed", label: qsTr("Seed"), hint: qsTr("random, or a number to repeat an answer") },
-                    { key: "contextLength", label: qsTr("Context length"), hint: qsTr("0 = the model's (up to 4096); applies when the model is reloaded") },
-                    { key: "threads", label: qsTr("Threads"), hint: qsTr("0 = one per core; applies when the model is reloaded") },
-                    { key: "maxSequences", label: qsTr("Answers at once"), hint: qsTr("chats that can generate at the same time; applies when the model is reloaded") }
+                    { key: "temperature", label: qsTr("Temperature"), hint: qsTr("0 = always the most likely word"), from: 0, to: 2, step: 0.05, decimals: 2 },
+                    { key: "topP", label: qsTr("Top-p"), hint: qsTr("0 to 1; 1 = off"), from: 0, to: 1, step: 0.01, decimals: 2 },
+                    { key: "topK", label: qsTr("Top-k"), hint: qsTr("0 = off"), from: 0, to: 200, step: 1, decimals: 0 },
+                    { key: "minP", label: qsTr("Min-p"), hint: qsTr("0 to 1; 0 = off"), from: 0, to: 1, step: 0.01, decimals: 2 },
+                    { key: "repeatPenalty", label: qsTr("Repeat penalty"), hint: qsTr("1 = off"), from: 1, to: 2, step: 0.01, decimals: 2 },
+                    { key: "maxTokens", label: qsTr("Max tokens"), hint: qsTr("-1 = until the model stops"), from: 0, to: 0, step: 1, decimals: 0 },
+                    { key: "seed", label: qsTr("Seed"), hint: qsTr("random, or a number to repeat an answer"), from: 0, to: 0, step: 1, decimals: 0 }
+                ]
+                delegate: SettingField {
+                    required property var modelData
+                    Layout.fillWidth: true
+                    Layout.rightMargin: 24
+                    key: modelData.key
+                    label: modelData.label
+                    hint: modelData.hint
+                    from: modelData.from
+                    to: modelData.to
+                    stepSize: modelData.step
+                    decimals: modelData.decimals
+                }
+            }
+
+            PresetBar {
+                Layout.fillWidth: true
+                Layout.rightMargin: 24
+            }
+
+            // Settings that the loaded engine was built with: they apply on the next reload.
+            Label {
+                text: qsTr("Needs a model reload")
+                font.pixelSize: 15
+                font.bold: true
+                topPadding: 12
+            }
+            Repeater {
+                model: [
+                    { key: "contextLength", label: qsTr("Context length"), hint: qsTr("0 = the model's (up to 4096)") },
+                    { key: "threads", label: qsTr("Threads"), hint: qsTr("0 = one per core") },
+                    { key: "maxSequences", label: qsTr("Answers at once"), hint: qsTr("chats that can generate at the same time") }
                 ]
                 delegate: SettingField {
                     required property var modelData
@@ -81,13 +118,22 @@ Rectangle {
                 onActivated: AppController.setSetting("backend", currentValue)
                 Accessible.name: qsTr("Compute device")
             }
-            Label {
+
+            Label { text: qsTr("Language"); font.bold: true }
+            ComboBox {
+                id: language
                 Layout.fillWidth: true
                 Layout.rightMargin: 24
-                text: qsTr("Applies when the model is reloaded.")
-                color: Theme.muted
-                wrapMode: Text.Wrap
-                font.pixelSize: 12
+                textRole: "label"
+                valueRole: "value"
+                model: [
+                    { value: "system", label: qsTr("As the system (%1)").arg(Qt.locale().nativeLanguageName) },
+                    { value: "en", label: "English" },
+                    { value: "ko", label: "한국어" }
+                ]
+                Component.onCompleted: currentIndex = Math.max(0, indexOfValue(AppController.language))
+                onActivated: AppController.setLanguage(currentValue)
+                Accessible.name: qsTr("Language")
             }
 
             RowLayout {

@@ -24,7 +24,12 @@ AppController* AppController::create(QQmlEngine*, QJSEngine*) {
 }
 
 AppController::AppController(const Options& options, QObject* parent)
-    : QObject(parent), modelFolders_(options.modelFolders) {
+    : QObject(parent), modelFolders_(options.modelFolders), undoDeleteMs_(options.undoDeleteMs) {
+  undoTimer_.setSingleShot(true);
+  connect(&undoTimer_, &QTimer::timeout, this, &AppController::offerUndoForTrash);
+  recountTimer_.setSingleShot(true);
+  recountTimer_.setInterval(250);  // typing: count once the keys pause
+  connect(&recountTimer_, &QTimer::timeout, this, &AppController::recount);
   InferenceWorker* worker = inference_.worker();
   // Queued both ways: the worker lives on its own thread and only ever sends values back.
   connect(this, &AppController::submitToWorker, worker, &InferenceWorker::submit,
@@ -34,6 +39,17 @@ AppController::AppController(const Options& options, QObject* parent)
   connect(this, &AppController::loadInWorker, worker, &InferenceWorker::loadModel,
           Qt::QueuedConnection);
   connect(worker, &InferenceWorker::pieceReady, this, &AppController::onPiece,
+          Qt::QueuedConnection);
+  connect(this, &AppController::countInWorker, worker, &InferenceWorker::countTokens,
+          Qt::QueuedConnection);
+  connect(worker, &InferenceWorker::tokensCounted, this, &AppController::onTokensCounted,
+          Qt::QueuedConnection);
+  for (auto changed : {&AppController::currentConversationChanged, &AppController::modelChanged,
+                       &AppController::settingsChanged, &AppController::generatingChanged})
+    connect(this, changed, this, &AppController::scheduleRecount);
+  connect(worker, &InferenceWorker::promptProgress, this, &AppController::onProgress,
+          Qt::QueuedConnection);
+  connect(worker, &InferenceWorker::reasoningPieceReady, this, &AppController::onReasoningPiece,
           Qt::QueuedConnection);
   connect(worker, &InferenceWorker::finished, this, &AppController::onFinished,
           Qt::QueuedConnection);
@@ -48,6 +64,8 @@ AppController::AppController(const Options& options, QObject* parent)
           &AppController::composerBlockReasonChanged);
   connect(this, &AppController::modelChanged, this, &AppController::composerBlockReasonChanged);
   connect(this, &AppController::settingsChanged, this, &AppController::refreshModelFit);
+  connect(this, &AppController::currentConversationChanged, this,
+          &AppController::queuedMessageChanged);
   fitQueries_.setMaxThreadCount(1);
   openStore(options.databasePath);
   rescanModels();
@@ -145,6 +163,7 @@ bool AppController::startAnswer(qint64 conversationId, qint64 assistantId, qint6
   active.sampling = samplingJson(request.sampling);
   active.sinceCheckpoint.start();
   active_.insert(request.key, active);
+  messages_.setLive(assistantId, active.live.text(), active.live.fraction());
   log::info(QStringLiteral("request %1 submitted (conversation %2, %3 messages)")
                 .arg(request.key).arg(conversationId).arg(request.messages.size()));
   emit submitToWorker(request);
@@ -206,9 +225,16 @@ void AppController::copyText(const QString& text) const {
 void AppController::onPiece(const QString& key, const QString& text, double ms) {
   const auto it = active_.find(key);
   if (it == active_.end()) return;
-  it->text += text;
   it->tokenTimesMs << ms;
-  messages_.appendText(it->messageId, text);  // only when its conversation is the one shown
+  it->live.onPiece(ms);
+  if (it->reasoningFlagged) it->splitter.answerBegan();
+  const ThinkSplitter::Split split = it->splitter.push(text);
+  if (!split.reasoning.isEmpty()) addReasoning(*it, split.reasoning, ms);
+  if (!split.answer.isEmpty()) {
+    endReasoning(*it, ms);
+    addAnswerText(*it, split.answer);
+  }
+  messages_.setLive(it->messageId, it->live.text(), it->live.fraction());
   // At most one checkpoint a second: enough to keep a crash's loss small, cheap for the disk.
   if (it->sinceCheckpoint.elapsed() >= 1000) {
     const qint64 id = it->messageId;
@@ -219,11 +245,27 @@ void AppController::onPiece(const QString& key, const QString& text, double ms) 
   emit pieceReceived(it->conversationId, it->messageId, text);
 }
 
+void AppController::onProgress(const QString& key, int done, int total, int cached,
+                               bool waiting, double ms) {
+  const auto it = active_.find(key);
+  if (it == active_.end()) return;
+  it->live.onProgress(done, total, cached, waiting, ms);
+  messages_.setLive(it->messageId, it->live.text(), it->live.fraction());
+}
+
 void AppController::onFinished(const QString& key, const RequestStats& stats) {
   const auto it = active_.find(key);
   if (it == active_.end()) return;
+  // What the splitter still holds belongs to the answer (or to an unfinished reasoning section).
+  const ThinkSplitter::Split rest = it->splitter.flush();
+  const double endMs = it->tokenTimesMs.isEmpty() ? 0 : it->tokenTimesMs.last();
+  if (!rest.reasoning.isEmpty()) addReasoning(*it, rest.reasoning, endMs);
+  endReasoning(*it, endMs);
+  if (!rest.answer.isEmpty()) addAnswerText(*it, rest.answer);
   const ActiveRequest r = *it;
   active_.erase(it);
+  if (!r.reasoning.isEmpty())
+    guarded([&] { store_.setReasoning(r.messageId, r.reasoning, r.reasoningMs()); });
   const store::MessageStats saved =
       toMessageStats(stats, r.tokenTimesMs, r.sampling, r.model, r.backend);
   const bool stopped = stats.finishReason == FinishReason::Cancelled;
@@ -245,6 +287,7 @@ void AppController::onFinished(const QString& key, const RequestStats& stats) {
   updateGeneratingMark(r.conversationId);
   emit generatingChanged();
   emit answerFinished(r.messageId);
+  sendQueuedIfReady();
 }
 
 void AppController::onFailed(const QString& key, const QString& message) {
@@ -260,6 +303,7 @@ void AppController::onFailed(const QString& key, const QString& message) {
   updateGeneratingMark(r.conversationId);
   emit generatingChanged();
   emit answerFinished(r.messageId);
+  sendQueuedIfReady();
 }
 
 }  // namespace ember::app

@@ -18,9 +18,13 @@
 #include <QObject>
 #include <QQmlEngine>
 #include <QThreadPool>
+#include <QTimer>
 #include <QVariantMap>
+#include <algorithm>
 #include <functional>
 
+#include "controller/live_status.h"
+#include "controller/think_splitter.h"
 #include "models/conversation_list_model.h"
 #include "models/message_model.h"
 #include "models/model_list_model.h"
@@ -50,11 +54,26 @@ class AppController : public QObject {
   Q_PROPERTY(QString composerBlockReason READ composerBlockReason NOTIFY composerBlockReasonChanged)
   Q_PROPERTY(QString notice READ notice NOTIFY noticeChanged)
   Q_PROPERTY(QVariantMap settings READ settings NOTIFY settingsChanged)
+  // A message typed while the shown chat was answering (or the model loading): sent as soon as
+  // it can be; empty when none waits.
+  Q_PROPERTY(QString queuedMessage READ queuedMessage NOTIFY queuedMessageChanged)
+  // The title of the conversation that Undo would bring back; empty when there is none.
+  Q_PROPERTY(QString undoDeleteTitle READ undoDeleteTitle NOTIFY undoDeleteChanged)
+  // The context meter: what the shown chat plus the draft would take. Keys: known (bool),
+  // tokens, maxPromptTokens, contextLength, droppedTurns, fits (bool), error (string), draft
+  // (the draft text this count includes).
+  Q_PROPERTY(QVariantMap contextUsage READ contextUsage NOTIFY contextUsageChanged)
+  // Presets: a system prompt with the next-message settings, saved by name.
+  Q_PROPERTY(QStringList presetNames READ presetNames NOTIFY presetsChanged)
+  Q_PROPERTY(QString defaultPreset READ defaultPreset NOTIFY presetsChanged)
+  // The UI language setting: "system" (the desktop's locale), "en" or "ko"; read at start.
+  Q_PROPERTY(QString language READ language NOTIFY languageChanged)
 
  public:
   struct Options {
     QString databasePath;
     QStringList modelFolders;
+    int undoDeleteMs = 8000;  // how long a deleted conversation can be brought back
   };
   explicit AppController(const Options& options, QObject* parent = nullptr);
   ~AppController() override;
@@ -80,8 +99,23 @@ class AppController : public QObject {
   QString notice() const { return notice_; }
   QVariantMap settings() const;
   store::ChatStore& store() { return store_; }
+  QString undoDeleteTitle() const { return undo_.title; }
+  QVariantMap contextUsage() const { return contextUsage_; }
+  QStringList presetNames() const;
+  QString language() const;
+  Q_INVOKABLE void setLanguage(const QString& language);
+  QString defaultPreset() const;
+  QString queuedMessage() const {
+    return queued_.conversationId == currentConversation_ ? queued_.text : QString();
+  }
 
   // --- Chat ----------------------------------------------------------------------------------
+  // Sends now, or queues the message while the shown chat answers or the model loads; returns
+  // an empty string when it was sent or queued, else why it was not (for the composer to show).
+  Q_INVOKABLE QString sendOrQueue(const QString& text);
+  Q_INVOKABLE void cancelQueued();
+  // The composer's text as it is typed: the context meter is counted again shortly after.
+  Q_INVOKABLE void setDraft(const QString& text);
   Q_INVOKABLE bool send(const QString& text);
   Q_INVOKABLE void stop();
   Q_INVOKABLE void regenerate();
@@ -98,10 +132,22 @@ class AppController : public QObject {
   Q_INVOKABLE void newConversation();
   Q_INVOKABLE void openConversation(qint64 conversationId);
   Q_INVOKABLE void renameConversation(qint64 conversationId, const QString& title);
-  Q_INVOKABLE void deleteConversation(qint64 conversationId);
+  Q_INVOKABLE void deleteConversation(qint64 conversationId);  // to the trash, with Undo
+  Q_INVOKABLE void undoDelete();
+  Q_INVOKABLE void setPinned(qint64 conversationId, bool pinned);
+  // To a file as "md" or "json" (conversationId 0: all); returns the error, empty when saved.
+  Q_INVOKABLE QString exportConversations(qint64 conversationId, const QUrl& file,
+                                          const QString& format);
+  // A JSON export added as new conversations; returns the error, empty when imported.
+  Q_INVOKABLE QString importConversations(const QUrl& file);
   Q_INVOKABLE void search(const QString& query);
   Q_INVOKABLE void openSearchHit(qint64 conversationId, qint64 messageId);
   Q_INVOKABLE void dismissNotice();
+  // The window's last geometry (x, y, width, height; empty when none was saved), kept in the
+  // store's app settings.
+  Q_INVOKABLE QVariantList savedWindowGeometry() const;
+  Q_INVOKABLE void saveWindowGeometry(int x, int y, int width, int height, bool maximized);
+  Q_INVOKABLE bool savedWindowMaximized() const;
 
   // --- Model and settings --------------------------------------------------------------------
   Q_INVOKABLE void loadModel(const QString& path);
@@ -111,6 +157,13 @@ class AppController : public QObject {
   Q_INVOKABLE QString settingError(const QString& key, const QVariant& value) const;
   Q_INVOKABLE bool setSetting(const QString& key, const QVariant& value);
   Q_INVOKABLE void saveSettingsAsDefaults();
+  // app_controller_presets.cpp. savePreset keeps the shown chat's system prompt and sampling
+  // settings under `name` (replacing one of that name); applyPreset sets them on the shown chat;
+  // setDefaultPreset makes new chats start with one ("" for none).
+  Q_INVOKABLE bool savePreset(const QString& name);
+  Q_INVOKABLE void applyPreset(const QString& name);
+  Q_INVOKABLE void deletePreset(const QString& name);
+  Q_INVOKABLE void setDefaultPreset(const QString& name);
 
  signals:
   void currentConversationChanged();
@@ -119,6 +172,12 @@ class AppController : public QObject {
   void composerBlockReasonChanged();
   void noticeChanged();
   void settingsChanged();
+  void queuedMessageChanged();
+  void undoDeleteChanged();
+  void contextUsageChanged();
+  void presetsChanged();
+  void languageChanged();
+  void countInWorker(quint64 generation, const ember::app::WorkerRequest& request);
   void focusComposer();
   void scrollToMessage(qint64 messageId);
   void answerFinished(qint64 messageId);  // committed to the store (tests, accessibility)
@@ -138,7 +197,21 @@ class AppController : public QObject {
     QJsonObject sampling;
     QString model;
     QString backend;  // the engine's backend when it was submitted
+    LiveStatus live;  // what its bubble says until it finishes
+    // The reasoning section, apart from the text: by the engine's flag or the template's tags.
+    ThinkSplitter splitter;
+    bool reasoningFlagged = false;
+    QString reasoning;
+    double reasoningStartMs = -1, reasoningEndMs = -1;
+    double reasoningMs() const {
+      return reasoningStartMs < 0 ? 0 : std::max(0.0, reasoningEndMs - reasoningStartMs);
+    }
   };
+  // app_controller_reasoning.cpp: routes a split piece to the reasoning or the answer.
+  void addReasoning(ActiveRequest& r, const QString& piece, double ms);
+  void endReasoning(ActiveRequest& r, double ms);
+  void addAnswerText(ActiveRequest& r, const QString& piece);
+  void onReasoningPiece(const QString& key, const QString& text, double ms);
   void openStore(const QString& path);
   void reloadConversations();
   void reloadMessages();
@@ -149,6 +222,7 @@ class AppController : public QObject {
   void touchConversation(qint64 conversationId);
   void updateGeneratingMark(qint64 conversationId);  // the sidebar's mark for it
   void onPiece(const QString& key, const QString& text, double ms);
+  void onProgress(const QString& key, int done, int total, int cached, bool waiting, double ms);
   void onFinished(const QString& key, const RequestStats& stats);
   void onFailed(const QString& key, const QString& message);
   void onLoaded(const LoadedModel& model);
@@ -180,6 +254,32 @@ class AppController : public QObject {
   QString modelError_;
   LoadedModel model_;
   QString notice_;
+  struct Queued {
+    qint64 conversationId = 0;
+    QString text;
+  } queued_;
+  void sendQueuedIfReady();
+  // Purges the trash of what has expired, offers Undo for the newest deleted conversation left
+  // and times the next purge (app_controller_trash.cpp).
+  void offerUndoForTrash();
+  // The context meter (app_controller_context.cpp): counted on the worker's thread a moment
+  // after the last change; answers to older questions are dropped.
+  QJsonObject presets() const;
+  QJsonObject settingsForNewChat() const;  // the default preset, or the default system prompt
+  void scheduleRecount() { recountTimer_.start(); }
+  void recount();
+  void onTokensCounted(quint64 generation, const PromptTokenCount& count, const QString& error);
+  QString draft_;
+  QString countedDraft_;  // the draft of the count on its way
+  QTimer recountTimer_;
+  quint64 countGeneration_ = 0;
+  QVariantMap contextUsage_;
+  int undoDeleteMs_ = 8000;
+  QTimer undoTimer_;
+  struct {
+    qint64 conversationId = 0;
+    QString title;
+  } undo_;
   // The memory the loaded model holds by the plan (given back when another model loads, since
   // the worker frees the old engine first), and whose memory that is ("system RAM" or the CUDA
   // backend's name).

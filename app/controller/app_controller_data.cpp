@@ -25,6 +25,7 @@ void AppController::openStore(const QString& path) {
     return;
   }
   reloadConversations();
+  offerUndoForTrash();  // purges what has expired; a delete cut short by a crash can be undone
   if (conversations_.rowCount() > 0) openConversation(conversations_.idAt(0));
 }
 
@@ -32,7 +33,7 @@ void AppController::reloadConversations() {
   QList<ConversationRow> rows;
   guarded([&] {
     for (const store::Conversation& c : store_.listConversations())
-      rows << ConversationRow{c.id, c.title, c.updatedAt, isGenerating(c.id)};
+      rows << ConversationRow{c.id, c.title, c.updatedAt, isGenerating(c.id), c.pinned};
   });
   conversations_.setConversations(rows);
 }
@@ -44,7 +45,7 @@ void AppController::updateGeneratingMark(qint64 conversationId) {
 void AppController::touchConversation(qint64 conversationId) {
   guarded([&] {
     if (const auto c = store_.conversation(conversationId))
-      conversations_.touch({c->id, c->title, c->updatedAt});
+      conversations_.touch({c->id, c->title, c->updatedAt, false, c->pinned});
   });
 }
 
@@ -58,6 +59,8 @@ void AppController::reloadMessages() {
         row.role = store::roleName(m.role);
         row.text = m.content;
         row.status = store::statusName(m.status);
+        row.reasoning = m.reasoning;
+        row.reasoningSeconds = m.reasoningMs / 1000.0;
         if (m.role == store::Role::Assistant) {
           if (const auto stats = store_.stats(m.id)) row.statsLine = compactStatsLine(*stats);
         }
@@ -65,7 +68,13 @@ void AppController::reloadMessages() {
         row.siblingIndex = siblings.index;
         row.siblingCount = siblings.count();
         for (const ActiveRequest& r : std::as_const(active_))
-          if (r.messageId == m.id) row.text = r.text;  // newer than the last checkpoint
+          if (r.messageId == m.id) {
+            row.text = r.text;  // newer than the last checkpoint
+            row.reasoning = r.reasoning;
+            row.reasoningSeconds = r.reasoningEndMs >= 0 ? r.reasoningMs() / 1000.0 : -1;
+            row.liveText = r.live.text();
+            row.liveFraction = r.live.fraction();
+          }
         rows << row;
       }
     });
@@ -90,6 +99,9 @@ void AppController::newConversation() {
   }
   guarded([&] {
     currentConversation_ = store_.createConversation(tr("New chat"), modelPath_);
+    // The default preset (or the default system prompt) becomes the new chat's own settings.
+    const QJsonObject start = settingsForNewChat();
+    if (!start.isEmpty()) store_.setConversationSettings(currentConversation_, start);
     touchConversation(currentConversation_);
   });
   reloadMessages();
@@ -106,6 +118,7 @@ void AppController::openConversation(qint64 conversationId) {
   emit generatingChanged();
   emit settingsChanged();
   emit focusComposer();
+  sendQueuedIfReady();
 }
 
 void AppController::renameConversation(qint64 conversationId, const QString& title) {
@@ -120,10 +133,19 @@ void AppController::renameConversation(qint64 conversationId, const QString& tit
 void AppController::deleteConversation(qint64 conversationId) {
   const QString key = activeKeyFor(conversationId);
   if (!key.isEmpty()) {
-    active_.remove(key);  // its answer goes with it; the worker's late signals are ignored
+    // Its answer is saved as stopped, so that Undo brings back what was written so far.
+    const ActiveRequest r = active_.take(key);  // the worker's late signals are ignored
     emit abortInWorker(key);
+    guarded([&] {
+      store_.finishAssistantMessage(r.messageId, r.text, store::MessageStatus::Stopped);
+    });
+    updateGeneratingMark(conversationId);
+    emit generatingChanged();
   }
-  if (!guarded([&] { store_.deleteConversation(conversationId); })) return;
+  // To the trash, not gone: Undo brings it back until the undo time has passed.
+  if (!guarded([&] { store_.trashConversation(conversationId); })) return;
+  offerUndoForTrash();
+  if (queued_.conversationId == conversationId) cancelQueued();
   conversations_.remove(conversationId);
   if (conversationId == currentConversation_) {
     currentConversation_ = 0;
@@ -213,6 +235,7 @@ void AppController::onLoaded(const LoadedModel& model) {
     setNotice(QString::fromStdString(model.info.chatTemplateWarning));
   emit modelChanged();
   emit settingsChanged();
+  sendQueuedIfReady();
 }
 
 void AppController::onLoadFailed(const QString& path, const QString& message) {
@@ -280,8 +303,13 @@ bool AppController::setSetting(const QString& key, const QVariant& value) {
 
 void AppController::saveSettingsAsDefaults() {
   QJsonObject defaults = effectiveSettings();
-  defaults.remove(QStringLiteral("systemPrompt"));  // a chat's own prompt stays its own
-  guarded([&] { store_.setDefaultConversationSettings(defaults); });
+  // The system prompt is not a default layer (it would change every older chat without one of
+  // its own): new chats get a copy of it when they are created.
+  const QJsonValue systemPrompt = defaults.take(QStringLiteral("systemPrompt"));
+  guarded([&] {
+    store_.setDefaultConversationSettings(defaults);
+    store_.setAppSetting(QStringLiteral("defaultSystemPrompt"), systemPrompt.toString());
+  });
 }
 
 }  // namespace ember::app

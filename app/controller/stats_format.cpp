@@ -1,5 +1,8 @@
 #include "controller/stats_format.h"
 
+#include <QJsonArray>
+#include <algorithm>
+
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QObject>
@@ -54,10 +57,43 @@ QString compactStatsLine(const store::MessageStats& s) {
   return line;
 }
 
+QVariantList samplingRows(const QJsonObject& sampling) {
+  // The settings the answer was sampled with, one row each, in the order of the settings panel;
+  // keys this version does not know are shown as they are.
+  static const QList<std::pair<const char*, const char*>> known = {
+      {"temperature", QT_TRANSLATE_NOOP("QObject", "Temperature")},
+      {"top_p", QT_TRANSLATE_NOOP("QObject", "Top-p")},
+      {"top_k", QT_TRANSLATE_NOOP("QObject", "Top-k")},
+      {"min_p", QT_TRANSLATE_NOOP("QObject", "Min-p")},
+      {"repeat_penalty", QT_TRANSLATE_NOOP("QObject", "Repeat penalty")},
+      {"max_tokens", QT_TRANSLATE_NOOP("QObject", "Max tokens")},
+      {"dropped_turns", QT_TRANSLATE_NOOP("QObject", "Older messages left out")},
+  };
+  auto shown = [](const QJsonValue& v) {
+    if (v.isString()) return v.toString();
+    if (v.isDouble()) return QString::number(v.toDouble(), 'g', 10);
+    if (v.isBool()) return v.toBool() ? QObject::tr("yes") : QObject::tr("no");
+    return QString::fromUtf8(QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact))
+        .mid(1).chopped(1);
+  };
+  QVariantList rows;
+  for (const auto& [key, label] : known)
+    if (sampling.contains(QLatin1String(key)))
+      rows << QVariant(QVariantList{QObject::tr(label), shown(sampling.value(QLatin1String(key)))});
+  for (auto it = sampling.begin(); it != sampling.end(); ++it) {
+    const bool isKnown = std::any_of(known.begin(), known.end(), [&](const auto& k) {
+      return it.key() == QLatin1String(k.first);
+    });
+    if (!isKnown && it.key() != QLatin1String("seed"))
+      rows << QVariant(QVariantList{it.key(), shown(*it)});
+  }
+  return rows;
+}
+
 QVariantMap statsDetails(const store::MessageStats& s) {
   auto ms = [](double v) { return QStringLiteral("%1 ms").arg(v, 0, 'f', 1); };
   auto rate = [](double v) { return QStringLiteral("%1 tok/s").arg(v, 0, 'f', 1); };
-  const QVariantList rows = {
+  QVariantList rows = {
       QVariantList{QObject::tr("Queue wait"), ms(s.queueWaitMs)},
       QVariantList{QObject::tr("Tokenize"), ms(s.tokenizeMs)},
       QVariantList{QObject::tr("Prefill"), ms(s.prefillMs)},
@@ -75,11 +111,10 @@ QVariantMap statsDetails(const store::MessageStats& s) {
       QVariantList{QObject::tr("Prompt reuse (prefix cache)"), promptReuseText(s)},
       QVariantList{QObject::tr("Finish reason"), s.finishReason},
       QVariantList{QObject::tr("Seed"), QString::number(s.seed)},
-      QVariantList{QObject::tr("Sampling"),
-                   QString::fromUtf8(QJsonDocument(s.sampling).toJson(QJsonDocument::Compact))},
       QVariantList{QObject::tr("Model"), QFileInfo(s.model).fileName()},
       QVariantList{QObject::tr("Backend"), s.backend},
   };
+  rows += samplingRows(s.sampling);
   QVariantList times;
   for (double t : s.tokenTimesMs) times << t;
   return {{QStringLiteral("rows"), rows}, {QStringLiteral("tokenTimes"), times},

@@ -21,6 +21,10 @@ QString promptReuseText(const store::MessageStats& stats);
 // (the reuse part only when the prompt was measured, the backend only when known).
 QString compactStatsLine(const store::MessageStats& stats);
 
+// The sampling settings an answer used as label → text rows ("Temperature" → "0.7"), known
+// keys first in the settings panel's order, then any others as they are (seed has its own row).
+QVariantList samplingRows(const QJsonObject& sampling);
+
 // Every figure as a label → text pair list (for the details panel), plus "tokenTimes".
 QVariantMap statsDetails(const store::MessageStats& stats);
 

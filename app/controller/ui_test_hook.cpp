@@ -18,9 +18,12 @@ namespace {
 
 // The visual tree, depth first (delegates of a ListView are visual children of its contentItem,
 // not necessarily QObject children, so findChildren() would miss them).
+void collect(QQuickItem* item, const QStringList& names, QList<QQuickItem*>* out) {
+  if (names.contains(item->objectName())) out->append(item);
+  for (QQuickItem* child : item->childItems()) collect(child, names, out);
+}
 void collect(QQuickItem* item, const QString& name, QList<QQuickItem*>* out) {
-  if (item->objectName() == name) out->append(item);
-  for (QQuickItem* child : item->childItems()) collect(child, name, out);
+  collect(item, QStringList{name}, out);
 }
 
 // The text a bubble shows, as plain text: its visible parts (prose, code boxes) in order.
@@ -30,7 +33,7 @@ QString bubblePlainText(QQuickWindow* window, qint64 messageId) {
   for (QQuickItem* bubble : bubbles) {
     if (bubble->property("messageId").toLongLong() != messageId) continue;
     QList<QQuickItem*> parts;
-    collect(bubble, QStringLiteral("bubbleText"), &parts);
+    collect(bubble, QStringList{QStringLiteral("bubbleText"), QStringLiteral("codeText")}, &parts);
     QStringList texts;
     for (QQuickItem* part : parts) {
       if (!part->isVisible()) continue;

@@ -19,13 +19,14 @@ QVariant ConversationListModel::data(const QModelIndex& index, int role) const {
     case UpdatedRole:
       return QLocale().toString(r.updatedAt.toLocalTime(), QLocale::ShortFormat);
     case GeneratingRole: return r.generating;
+    case PinnedRole: return r.pinned;
     default: return {};
   }
 }
 
 QHash<int, QByteArray> ConversationListModel::roleNames() const {
   return {{IdRole, "conversationId"}, {TitleRole, "title"}, {UpdatedRole, "updated"},
-          {GeneratingRole, "generating"}};
+          {GeneratingRole, "generating"}, {PinnedRole, "pinned"}};
 }
 
 void ConversationListModel::setConversations(const QList<ConversationRow>& rows) {
@@ -37,22 +38,28 @@ void ConversationListModel::setConversations(const QList<ConversationRow>& rows)
 
 void ConversationListModel::touch(const ConversationRow& row) {
   const int at = rowOf(row.id);
+  // Where it goes: the top, or below the pinned ones (not counting itself).
+  int target = 0;
+  if (!row.pinned)
+    for (int i = 0; i < rows_.size(); ++i)
+      if (rows_[i].pinned && rows_[i].id != row.id) ++target;
   if (at < 0) {
-    beginInsertRows({}, 0, 0);
-    rows_.prepend(row);
+    beginInsertRows({}, target, target);
+    rows_.insert(target, row);
     endInsertRows();
     emit countChanged();
     return;
   }
-  if (at > 0) {
-    beginMoveRows({}, at, at, {}, 0);
-    rows_.move(at, 0);
+  if (at != target) {
+    // Qt's move destination is the row index before which it lands, in the old numbering.
+    beginMoveRows({}, at, at, {}, target > at ? target + 1 : target);
+    rows_.move(at, target);
     endMoveRows();
   }
-  const bool generating = rows_[0].generating;
-  rows_[0] = row;
-  rows_[0].generating = generating;
-  emit dataChanged(index(0), index(0));
+  const bool generating = rows_[target].generating;
+  rows_[target] = row;
+  rows_[target].generating = generating;
+  emit dataChanged(index(target), index(target));
 }
 
 void ConversationListModel::setGenerating(qint64 id, bool generating) {

@@ -1,6 +1,7 @@
 #pragma once
-// The sidebar: every conversation, most recently updated first, each marked while one of its
-// answers is being generated (several conversations can generate at once).
+// The sidebar: every conversation, pinned ones first, then most recently updated first, each
+// marked while one of its answers is being generated (several conversations can generate at
+// once).
 #include <QAbstractListModel>
 #include <QDateTime>
 #include <QList>
@@ -13,6 +14,7 @@ struct ConversationRow {
   QString title;
   QDateTime updatedAt;
   bool generating = false;  // an answer in it is streaming now
+  bool pinned = false;
 };
 
 class ConversationListModel : public QAbstractListModel {
@@ -21,7 +23,7 @@ class ConversationListModel : public QAbstractListModel {
   QML_UNCREATABLE("Owned by the AppController")
   Q_PROPERTY(int count READ rowCount NOTIFY countChanged)
  public:
-  enum Roles { IdRole = Qt::UserRole + 1, TitleRole, UpdatedRole, GeneratingRole };
+  enum Roles { IdRole = Qt::UserRole + 1, TitleRole, UpdatedRole, GeneratingRole, PinnedRole };
   using QAbstractListModel::QAbstractListModel;
 
   int rowCount(const QModelIndex& parent = {}) const override;
@@ -29,8 +31,8 @@ class ConversationListModel : public QAbstractListModel {
   QHash<int, QByteArray> roleNames() const override;
 
   void setConversations(const QList<ConversationRow>& rows);
-  // Puts the conversation first (it was just updated), inserting it when new. Its generating
-  // mark is kept (the store does not know it).
+  // Puts the conversation first among the pinned or the others (it was just updated),
+  // inserting it when new. Its generating mark is kept (the store does not know it).
   void touch(const ConversationRow& row);
   void setGenerating(qint64 id, bool generating);
   void rename(qint64 id, const QString& title);

@@ -22,6 +22,10 @@ QVariant MessageModel::data(const QModelIndex& index, int role) const {
     case SiblingCountRole: return r.siblingCount;
     case StreamingRole: return r.status == QLatin1String("streaming");
     case IsLastRole: return index.row() == rows_.size() - 1;
+    case LiveTextRole: return r.liveText;
+    case LiveFractionRole: return r.liveFraction;
+    case ReasoningRole: return r.reasoning;
+    case ReasoningSecondsRole: return r.reasoningSeconds;
     default: return {};
   }
 }
@@ -31,7 +35,9 @@ QHash<int, QByteArray> MessageModel::roleNames() const {
           {TextRole, "text"},            {StatusRole, "status"},
           {StatsLineRole, "statsLine"},  {ErrorRole, "errorText"},
           {SiblingIndexRole, "siblingIndex"}, {SiblingCountRole, "siblingCount"},
-          {StreamingRole, "streaming"},  {IsLastRole, "isLast"}};
+          {StreamingRole, "streaming"},  {IsLastRole, "isLast"},
+          {LiveTextRole, "liveText"},    {LiveFractionRole, "liveFraction"},
+          {ReasoningRole, "reasoning"},  {ReasoningSecondsRole, "reasoningSeconds"}};
 }
 
 void MessageModel::setMessages(const QList<MessageRow>& rows) {
@@ -58,6 +64,30 @@ bool MessageModel::appendText(qint64 id, const QString& piece) {
   return true;
 }
 
+void MessageModel::setLive(qint64 id, const QString& text, double fraction) {
+  const int at = rowOf(id);
+  if (at < 0) return;
+  MessageRow& r = rows_[at];
+  if (r.liveText == text && r.liveFraction == fraction) return;
+  r.liveText = text;
+  r.liveFraction = fraction;
+  emit dataChanged(index(at), index(at), {LiveTextRole, LiveFractionRole});
+}
+
+void MessageModel::appendReasoning(qint64 id, const QString& piece) {
+  const int at = rowOf(id);
+  if (at < 0) return;
+  rows_[at].reasoning += piece;
+  emit dataChanged(index(at), index(at), {ReasoningRole});
+}
+
+void MessageModel::setReasoningSeconds(qint64 id, double seconds) {
+  const int at = rowOf(id);
+  if (at < 0) return;
+  rows_[at].reasoningSeconds = seconds;
+  emit dataChanged(index(at), index(at), {ReasoningSecondsRole});
+}
+
 void MessageModel::finishMessage(qint64 id, const QString& status, const QString& statsLine,
                                  const QString& error) {
   const int at = rowOf(id);
@@ -65,7 +95,10 @@ void MessageModel::finishMessage(qint64 id, const QString& status, const QString
   rows_[at].status = status;
   rows_[at].statsLine = statsLine;
   rows_[at].error = error;
-  emit dataChanged(index(at), index(at), {StatusRole, StatsLineRole, ErrorRole, StreamingRole});
+  rows_[at].liveText.clear();
+  rows_[at].liveFraction = -1;
+  emit dataChanged(index(at), index(at), {StatusRole, StatsLineRole, ErrorRole, StreamingRole,
+                                          LiveTextRole, LiveFractionRole});
 }
 
 int MessageModel::rowOf(qint64 id) const {

@@ -15,6 +15,12 @@ struct MessageRow {
   QString status;  // "complete", "streaming", "interrupted", "stopped", "error"
   QString statsLine;  // "TTFT 120 ms · 48.2 tok/s · 64 tokens"; empty when not measured
   QString error;      // why generation failed, when it did
+  // While the answer is alive: its stage ("Reading prompt 640/2048 tokens · about 12 s left",
+  // the live speed) and the prompt-reading fraction (0..1; -1: no bar).
+  QString reasoning;            // the model's thinking, shown folded
+  double reasoningSeconds = -1;  // how long it thought; -1 while it still thinks
+  QString liveText;
+  double liveFraction = -1;
   int siblingIndex = 0;  // 0-based
   int siblingCount = 1;
 };
@@ -36,6 +42,10 @@ class MessageModel : public QAbstractListModel {
     SiblingCountRole,
     StreamingRole,
     IsLastRole,
+    LiveTextRole,
+    LiveFractionRole,
+    ReasoningRole,
+    ReasoningSecondsRole,
   };
   using QAbstractListModel::QAbstractListModel;
 
@@ -48,6 +58,9 @@ class MessageModel : public QAbstractListModel {
   void appendMessage(const MessageRow& row);
   // Appends a streamed piece to the message `id`; false when it is not shown.
   bool appendText(qint64 id, const QString& piece);
+  void setLive(qint64 id, const QString& text, double fraction);
+  void appendReasoning(qint64 id, const QString& piece);
+  void setReasoningSeconds(qint64 id, double seconds);
   void finishMessage(qint64 id, const QString& status, const QString& statsLine,
                      const QString& error = {});
   int rowOf(qint64 id) const;

@@ -53,7 +53,16 @@ class ChatStore {
   void renameConversation(Id conversationId, const QString& title);
   void setConversationModel(Id conversationId, const QString& modelPath);
   void deleteConversation(Id conversationId);  // its messages, stats and index entries too
-  QList<Conversation> listConversations() const;  // most recently updated first
+  QList<Conversation> listConversations() const;  // pinned first, then most recently updated
+  void setPinned(Id conversationId, bool pinned);
+  // Delete with Undo: the conversation leaves the list and search at once but keeps everything
+  // until purged, so restoreConversation() brings it back whole, also after a crash.
+  void trashConversation(Id conversationId);
+  void restoreConversation(Id conversationId);
+  // Conversations in the trash, most recently deleted first (deletedAt set).
+  QList<Conversation> trashedConversations() const;
+  // Deletes for good those trashed at or before `cutoff`; returns how many.
+  int purgeTrash(const QDateTime& cutoff);
   std::optional<Conversation> conversation(Id conversationId) const;
 
   // --- Messages: a tree per conversation ----------------------------------------------------
@@ -74,6 +83,9 @@ class ChatStore {
   // all in one transaction. The message joins the search index here.
   void finishAssistantMessage(Id messageId, const QString& text, MessageStatus status,
                               const std::optional<MessageStats>& stats = std::nullopt);
+
+  // An answer's reasoning section, kept apart from its text, and how long it took (ms).
+  void setReasoning(Id messageId, const QString& reasoning, double ms);
 
   std::optional<Message> message(Id messageId) const;
   // The messages from the root to the active leaf, in order (empty for an empty conversation).

@@ -48,7 +48,8 @@ void requireChanged(sql::Database& db, Id conversationId) {
 }
 
 constexpr const char* kConversationColumns =
-    "SELECT id, title, created_at, updated_at, model_path, active_leaf_id FROM conversations ";
+    "SELECT id, title, created_at, updated_at, model_path, active_leaf_id, pinned, deleted_at "
+    "FROM conversations ";
 
 Conversation readConversation(const sql::Statement& row) {
   Conversation c;
@@ -58,6 +59,8 @@ Conversation readConversation(const sql::Statement& row) {
   c.updatedAt = fromMs(row.int64(3));
   c.modelPath = row.text(4);
   c.activeLeafId = row.optionalInt64(5).value_or(0);
+  c.pinned = row.int64(6) != 0;
+  if (const auto deleted = row.optionalInt64(7)) c.deletedAt = fromMs(*deleted);
   return c;
 }
 
@@ -96,10 +99,12 @@ void ChatStore::deleteConversation(Id conversationId) {
   requireChanged(db_, conversationId);
 }
 
+// Pinned ones first, then by activity; those in the trash are left out.
 QList<Conversation> ChatStore::listConversations() const {
   sql::ActionScope scope(db(), "reading the list of conversations");
   sql::Statement query(db_, (std::string(kConversationColumns) +
-                             "ORDER BY updated_at DESC, id DESC").c_str());
+                             "WHERE deleted_at IS NULL "
+                             "ORDER BY pinned DESC, updated_at DESC, id DESC").c_str());
   QList<Conversation> result;
   while (query.step()) result.push_back(readConversation(query));
   return result;
@@ -111,6 +116,45 @@ std::optional<Conversation> ChatStore::conversation(Id conversationId) const {
   query.bindAll(conversationId);
   if (!query.step()) return std::nullopt;
   return readConversation(query);
+}
+
+void ChatStore::setPinned(Id conversationId, bool pinned) {
+  sql::ActionScope scope(db(), pinned ? "pinning the conversation" : "unpinning the conversation");
+  sql::Statement update(db_, "UPDATE conversations SET pinned = ?1 WHERE id = ?2");
+  update.bindAll(qint64(pinned ? 1 : 0), conversationId).run();
+  requireChanged(db_, conversationId);
+}
+
+void ChatStore::trashConversation(Id conversationId) {
+  sql::ActionScope scope(db(), "deleting the conversation");
+  sql::Statement update(db_, "UPDATE conversations SET deleted_at = ?1 WHERE id = ?2");
+  update.bindAll(nowMs(), conversationId).run();
+  requireChanged(db_, conversationId);
+}
+
+void ChatStore::restoreConversation(Id conversationId) {
+  sql::ActionScope scope(db(), "restoring the conversation");
+  sql::Statement update(db_, "UPDATE conversations SET deleted_at = NULL WHERE id = ?1");
+  update.bindAll(conversationId).run();
+  requireChanged(db_, conversationId);
+}
+
+QList<Conversation> ChatStore::trashedConversations() const {
+  sql::ActionScope scope(db(), "reading the deleted conversations");
+  sql::Statement query(db_, (std::string(kConversationColumns) +
+                             "WHERE deleted_at IS NOT NULL ORDER BY deleted_at DESC, id DESC")
+                                .c_str());
+  QList<Conversation> result;
+  while (query.step()) result.push_back(readConversation(query));
+  return result;
+}
+
+int ChatStore::purgeTrash(const QDateTime& cutoff) {
+  sql::ActionScope scope(db(), "emptying the deleted conversations");
+  // Foreign keys cascade to messages and their stats; the delete triggers unindex the text.
+  sql::Statement remove(db_, "DELETE FROM conversations WHERE deleted_at <= ?1");
+  remove.bindAll(cutoff.toMSecsSinceEpoch()).run();
+  return db_.changes();
 }
 
 void ChatStore::touchConversation(Id conversationId, std::optional<Id> activeLeafId) {

@@ -8,7 +8,7 @@ namespace {
 
 constexpr const char* kMessageColumns =
     "m.id, m.conversation_id, m.parent_id, m.role, m.content, m.created_at, m.status, m.model, "
-    "m.finish_reason";
+    "m.finish_reason, m.reasoning, m.reasoning_ms";
 
 Message readMessage(const sql::Statement& row) {
   Message m;
@@ -21,6 +21,8 @@ Message readMessage(const sql::Statement& row) {
   m.status = statusFromString(row.text(6)).value_or(MessageStatus::Complete);
   m.model = row.text(7);
   m.finishReason = row.text(8);
+  m.reasoning = row.text(9);
+  m.reasoningMs = row.real(10);
   return m;
 }
 
@@ -154,6 +156,15 @@ void ChatStore::finishAssistantMessage(Id messageId, const QString& text, Messag
   if (stats) saveStats(messageId, *stats);
   touchConversation(existing.conversationId, std::nullopt);
   transaction.commit();
+}
+
+void ChatStore::setReasoning(Id messageId, const QString& reasoning, double ms) {
+  sql::ActionScope scope(db(), "saving the answer's reasoning");
+  sql::Statement update(db_, "UPDATE messages SET reasoning = ?1, reasoning_ms = ?2 WHERE id = ?3");
+  update.bindAll(reasoning, ms, messageId).run();
+  if (db_.changes() == 0)
+    throw StoreError(StoreError::Kind::NotFound,
+                     QStringLiteral("Message %1 does not exist.").arg(messageId));
 }
 
 QList<Message> ChatStore::activeBranch(Id conversationId) const {

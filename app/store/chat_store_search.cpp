@@ -12,13 +12,13 @@ constexpr const char* kSearchWords =
     "       snippet(message_words, 0, ?2, ?3, '…', 16) "
     "FROM message_words JOIN messages m ON m.id = message_words.rowid "
     "JOIN conversations c ON c.id = m.conversation_id "
-    "WHERE message_words MATCH ?1 ORDER BY rank, m.id DESC LIMIT ?4";
+    "WHERE message_words MATCH ?1 AND c.deleted_at IS NULL ORDER BY rank, m.id DESC LIMIT ?4";
 constexpr const char* kSearchGrams =
     "SELECT m.conversation_id, m.id, c.title, "
     "       snippet(message_grams, 0, ?2, ?3, '…', 64) "
     "FROM message_grams JOIN messages m ON m.id = message_grams.rowid "
     "JOIN conversations c ON c.id = m.conversation_id "
-    "WHERE message_grams MATCH ?1 ORDER BY rank, m.id DESC LIMIT ?4";
+    "WHERE message_grams MATCH ?1 AND c.deleted_at IS NULL ORDER BY rank, m.id DESC LIMIT ?4";
 
 }  // namespace
 

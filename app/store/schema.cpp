@@ -104,7 +104,19 @@ INSERT INTO message_grams(rowid, content)
   SELECT id, content FROM messages WHERE status <> 'streaming';
 )sql";
 
-constexpr std::array<const char*, kSchemaVersion> kMigrations{kVersion1, kVersion2};
+// A deleted conversation first goes to the trash (deleted_at set) so that Undo can bring it
+// back, also after a crash; it is purged once the undo time has passed. Pinned ones sort first.
+// An answer's reasoning (a model's <think> section) is kept apart from its text, with how long
+// the model thought.
+constexpr const char* kVersion3 = R"sql(
+ALTER TABLE messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';
+ALTER TABLE messages ADD COLUMN reasoning_ms REAL NOT NULL DEFAULT 0;
+ALTER TABLE conversations ADD COLUMN deleted_at INTEGER;
+ALTER TABLE conversations ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX conversations_in_trash ON conversations(deleted_at) WHERE deleted_at IS NOT NULL;
+)sql";
+
+constexpr std::array<const char*, kSchemaVersion> kMigrations{kVersion1, kVersion2, kVersion3};
 
 }  // namespace
 

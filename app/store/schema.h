@@ -5,11 +5,13 @@
 // Version 1: conversations, the message tree, app settings.
 // Version 2: per-message stats, per-conversation settings, model/finish reason on messages, and
 //            two FTS5 indexes over message text (see schema.cpp for why two).
+// Version 3: conversations get a trash time (deleted with Undo, purged later) and a pin;
+//            answers keep their reasoning apart.
 #include "store/sqlite_db.h"
 
 namespace ember::store {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // Brings the database up to kSchemaVersion, each step in its own transaction (a crash between
 // steps leaves a consistent older version that the next open continues from). Returns the

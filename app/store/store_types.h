@@ -30,6 +30,8 @@ struct Conversation {
   QDateTime updatedAt;
   QString modelPath;     // the model last used in it; empty when none yet
   Id activeLeafId = 0;   // the end of the branch the view shows; 0 when empty
+  bool pinned = false;   // listed before the others
+  QDateTime deletedAt;   // valid while it is in the trash (deleted, Undo still possible)
 };
 
 struct Message {
@@ -42,6 +44,8 @@ struct Message {
   MessageStatus status = MessageStatus::Complete;
   QString model;         // assistant messages: the model that wrote it
   QString finishReason;  // assistant messages: "stop", "length", "user", "error", ...
+  QString reasoning;     // assistant messages: the model's thinking, apart from the answer
+  double reasoningMs = 0;  // how long it thought
 };
 
 // Where a message sits among the messages that share its parent (for `< 2/3 >`).

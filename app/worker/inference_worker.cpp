@@ -12,6 +12,7 @@ void registerWorkerMetaTypes() {
   qRegisterMetaType<LoadedModel>();
   qRegisterMetaType<EngineOptions>();
   qRegisterMetaType<RequestStats>();
+  qRegisterMetaType<PromptTokenCount>();
 }
 
 InferenceWorker::InferenceWorker(QObject* parent)
@@ -81,7 +82,15 @@ void InferenceWorker::onEvent(const QString& key, const RequestEvent& event) {
   }
   if (stopRequested_.load()) return;
   if (event.kind == RequestEvent::Kind::Text) {
-    emit pieceReady(key, QString::fromStdString(event.text), ms);
+    if (event.reasoning)
+      emit reasoningPieceReady(key, QString::fromStdString(event.text), ms);
+    else
+      emit pieceReady(key, QString::fromStdString(event.text), ms);
+    return;
+  }
+  if (event.kind == RequestEvent::Kind::Progress) {
+    emit promptProgress(key, event.promptDone, event.promptTokens, event.cachedPromptTokens,
+                        event.waiting, ms);
     return;
   }
   if (event.kind != RequestEvent::Kind::Finished) return;
@@ -90,6 +99,28 @@ void InferenceWorker::onEvent(const QString& key, const RequestEvent& event) {
     emit failed(key, QString::fromStdString(stats.error));
   else
     emit finished(key, stats);
+}
+
+// Counted on the host's thread between steps, with the template and tokenizer the request
+// would use.
+void InferenceWorker::countTokens(quint64 generation, const WorkerRequest& request) {
+  GenerationRequest generationRequest;
+  generationRequest.messages = request.messages;
+  generationRequest.sampling = request.sampling;
+  PromptTokenCount count;
+  QString error;
+  host_->withEngine([&](Engine* engine) {
+    if (!engine) {
+      error = tr("No model is loaded.");
+      return;
+    }
+    try {
+      count = engine->countPromptTokens(generationRequest);
+    } catch (const std::exception& e) {
+      error = QString::fromUtf8(e.what());
+    }
+  });
+  emit tokensCounted(generation, count, error);
 }
 
 void InferenceWorker::abort(const QString& key) {

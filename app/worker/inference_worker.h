@@ -40,6 +40,9 @@ class InferenceWorker : public QObject {
   void submit(const ember::app::WorkerRequest& request);
   void abort(const QString& key);  // finishes it as cancelled at the next step
   void abortAll();
+  // Counts the prompt the request would take (the context meter); answered with tokensCounted
+  // carrying the same `generation`. Runs between steps, off the GUI thread.
+  void countTokens(quint64 generation, const ember::app::WorkerRequest& request);
 
  signals:
   void loadProgress(const QString& stage);
@@ -47,6 +50,14 @@ class InferenceWorker : public QObject {
   void loadFailed(const QString& path, const QString& message);
   // The first piece also tells when the request started to produce text.
   void pieceReady(const QString& key, const QString& text, double msSinceSubmit);
+  // A piece the engine marked as the model's reasoning (RequestEvent::reasoning).
+  void reasoningPieceReady(const QString& key, const QString& text, double msSinceSubmit);
+  // The prompt is being read: `done` of `total` tokens in the cache (`cached` of them reused),
+  // or, with `waiting`, the request is queued behind others.
+  void promptProgress(const QString& key, int done, int total, int cached, bool waiting,
+                      double msSinceSubmit);
+  void tokensCounted(quint64 generation, const ember::PromptTokenCount& count,
+                     const QString& error);
   void finished(const QString& key, const ember::RequestStats& stats);
   void failed(const QString& key, const QString& message);
 

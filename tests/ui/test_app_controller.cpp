@@ -214,7 +214,9 @@ class AppControllerTest : public QObject {
     QCOMPARE(controller_->currentTitle(), QStringLiteral("대화 renamed"));
     controller_->deleteConversation(id);
     QCOMPARE(controller_->conversations()->rowCount(), before - 1);
-    QVERIFY(!controller_->store().conversation(id).has_value());
+    // In the trash until the undo time passes (test_undo_delete.cpp follows it to the end).
+    QVERIFY(controller_->store().conversation(id)->deletedAt.isValid());
+    QCOMPARE(controller_->undoDeleteTitle(), QStringLiteral("대화 renamed"));
   }
 
   void badModelKeepsAppUsable() {

@@ -113,6 +113,25 @@ class StatsFormatTest : public QObject {
     QCOMPARE(compactStatsLine(*back), compactStatsLine(saved));
     QCOMPARE(again.message(answer)->content, QStringLiteral("반갑습니다"));
   }
+
+  // The details show the sampling settings as rows, not as JSON. Reference: the settings the
+  // controller records (samplingJson's keys), labelled as in the settings panel.
+  void samplingAsRows() {
+    const QJsonObject sampling{{"temperature", 0.7}, {"top_p", 0.95}, {"top_k", 40},
+                               {"min_p", 0.05}, {"repeat_penalty", 1.1}, {"max_tokens", -1},
+                               {"seed", "random"}, {"dropped_turns", 2}, {"future_knob", "x"}};
+    const QVariantList rows = samplingRows(sampling);
+    QStringList flat;
+    for (const QVariant& row : rows)
+      flat << row.toList().value(0).toString() + " = " + row.toList().value(1).toString();
+    QCOMPARE(flat, (QStringList{"Temperature = 0.7", "Top-p = 0.95", "Top-k = 40",
+                                "Min-p = 0.05", "Repeat penalty = 1.1", "Max tokens = -1",
+                                "Older messages left out = 2", "future_knob = x"}));
+    const store::MessageStats s = toMessageStats(handMadeStats(10, 0), {}, sampling, "m", "cpu");
+    const QVariantList all = statsDetails(s).value("rows").toList();
+    for (const QVariant& row : all)
+      QVERIFY2(!row.toList().value(1).toString().startsWith('{'), "a row shows raw JSON");
+  }
 };
 
 QTEST_GUILESS_MAIN(StatsFormatTest)

@@ -18,5 +18,7 @@ int runLogits(const Args& args);          // cmd_logits.cpp
 int runPlan(const Args& args);            // cmd_plan.cpp
 int runSynthModel(const Args& args);      // cmd_synth_model.cpp
 int runCutModel(const Args& args);        // cmd_cut_model.cpp
+int runExport(const Args& args);          // cmd_export.cpp
+int runImport(const Args& args);          // cmd_export.cpp
 
 }  // namespace ember::cli

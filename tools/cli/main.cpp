@@ -29,7 +29,9 @@ constexpr const char* kUsage =
     "  synth-model --arch llama|mistral3|qwen2|qwen3|gemma2|gemma3|granite|olmo2|phi3|smollm3\n"
     "              --preset tiny|tiny-yarn|tiny-longrope --out FILE [--vocab VOCAB.gguf]\n"
     "              [--seed S]\n"
-    "  cut-model --model IN.gguf --layers N --out OUT.gguf\n";
+    "  cut-model --model IN.gguf --layers N --out OUT.gguf\n"
+    "  export --db ember.sqlite [--conversation ID] [--format md|json] [--out FILE]\n"
+    "  import --db ember.sqlite --file EXPORT.json\n";
 
 // The usage lines of one command (its first line and the continuation lines under it).
 std::string commandUsage(std::string_view command) {
@@ -86,6 +88,8 @@ int main(int argc, char** argv) {
     if (command == "plan") return ember::cli::runPlan(args);
     if (command == "synth-model") return ember::cli::runSynthModel(args);
     if (command == "cut-model") return ember::cli::runCutModel(args);
+    if (command == "export") return ember::cli::runExport(args);
+    if (command == "import") return ember::cli::runImport(args);
     if (command == "--help" || command == "-h" || command == "help") {
       std::fputs(kUsage, stdout);
       return 0;

@@ -68,6 +68,15 @@ struct KvCacheStats {
   size_t bytesPerBlock = 0;
 };
 
+// What a request's prompt takes, counted without queueing it (the app's context meter).
+struct PromptTokenCount {
+  int32_t tokens = 0;           // the whole request rendered and tokenized, nothing left out
+  int32_t maxPromptTokens = 0;  // what the context leaves for the prompt (the rest: the answer)
+  int32_t contextLength = 0;
+  int32_t droppedTurns = 0;     // oldest messages addRequest would leave out to fit
+  bool fits = true;             // false: too long even with every older turn left out
+};
+
 class Engine {
  public:
   // Loads the model; throws ember::Error with a clear message (bad file, unsupported
@@ -79,6 +88,9 @@ class Engine {
   // settings or an empty prompt, before anything is queued.
   RequestId addRequest(GenerationRequest request, EventSink sink);
   void abort(RequestId id);  // finishes it as cancelled at the next step; unknown ids ignored
+  // Renders and tokenizes the request as addRequest would, and says how it fits the context.
+  // Throws ember::Error for what addRequest refuses before fitting (no messages, bad settings).
+  PromptTokenCount countPromptTokens(const GenerationRequest& request) const;
   void step();
   bool hasWork() const;
   int32_t runningRequests() const;  // being computed (prompt or decode)

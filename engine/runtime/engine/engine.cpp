@@ -1,6 +1,7 @@
 #include "ember/engine.h"
 
 #include <algorithm>
+#include <climits>
 #include <deque>
 #include <optional>
 #include <string>
@@ -162,6 +163,24 @@ RequestId Engine::addRequest(GenerationRequest request, EventSink sink) {
   return id;
 }
 
+PromptTokenCount Engine::countPromptTokens(const GenerationRequest& request) const {
+  const Impl& d = *impl_;
+  PromptTokenCount count;
+  count.contextLength = d.options.contextLength;
+  validate(request.sampling, d.backend->vocabSize(), count.contextLength);
+  count.maxPromptTokens = maxPromptTokens(request.sampling, count.contextLength);
+  count.tokens = static_cast<int32_t>(
+      buildPrompt(request, *d.chat, *d.tokenizer, INT32_MAX).tokens.size());
+  if (count.tokens <= count.maxPromptTokens) return count;
+  try {
+    count.droppedTurns =
+        buildPrompt(request, *d.chat, *d.tokenizer, count.maxPromptTokens).droppedTurns;
+  } catch (const Error&) {
+    count.fits = false;  // the last message alone is too long
+  }
+  return count;
+}
+
 void Engine::abort(RequestId id) {
   const auto it = impl_->sequences.find(id);
   if (it != impl_->sequences.end()) it->second->abortRequested = true;
@@ -191,16 +210,27 @@ void Engine::step() {
   d.applyAborts();
   ScheduleOutcome outcome = d.scheduler->schedule(d.waiting, d.running, *d.blocks);
   for (Sequence* s : outcome.outOfBlocks) d.finish(*s, FinishReason::Length, {});
+  // Requests left queued behind running ones say so once (again after a preemption).
+  for (Sequence* s : d.waiting) {
+    if (s->waitingReported || d.running.empty()) continue;
+    s->waitingReported = true;
+    emitProgress(*s, true);
+  }
   const std::vector<ScheduledWork>& plan = outcome.plan;
   if (plan.empty()) return;
 
   const auto start = Clock::now();
   for (const ScheduledWork& w : plan) {
-    if (!w.sequence->started) {
-      w.sequence->started = start;
-      w.sequence->stats.queueWaitMs = millisecondsBetween(w.sequence->submitted, start);
+    Sequence& s = *w.sequence;
+    s.waitingReported = false;
+    if (!s.started) {
+      s.started = start;
+      s.stats.queueWaitMs = millisecondsBetween(s.submitted, start);
     }
-    if (w.sequence->prefilling() && !w.sequence->prefillStart) w.sequence->prefillStart = start;
+    if (s.prefilling() && !s.prefillStart) {
+      s.prefillStart = start;
+      emitProgress(s, false);  // reading begins: 0 of M, or the reused prefix already done
+    }
   }
   try {
     d.runner->execute(plan);
@@ -230,6 +260,7 @@ void Engine::Impl::advance(Sequence& s, int32_t tokenCount, std::span<const floa
   const bool wasPrefilling = s.prefilling();
   s.computed += tokenCount;
   commitComputedBlocks(s, *blocks);
+  if (wasPrefilling) emitProgress(s, false);  // one per prompt chunk; the last says M of M
   if (logits.empty()) return;  // a prompt chunk that did not end the prompt
   const auto now = Clock::now();
   if (wasPrefilling && !s.prefillEnd) s.prefillEnd = now;

@@ -42,6 +42,18 @@ void emitText(Sequence& s, const std::string& text) {
   for (const auto& piece : s.reasoning->push(text)) emitPiece(s, piece.text, piece.reasoning);
 }
 
+void emitProgress(Sequence& s, bool waiting) {
+  RequestEvent event;
+  event.id = s.id;
+  event.kind = RequestEvent::Kind::Progress;
+  event.promptTokens = s.promptLength;
+  event.promptDone = std::min(s.computed, s.promptLength);
+  event.cachedPromptTokens = s.stats.cachedPromptTokens;
+  event.waiting = waiting;
+  event.time = Clock::now();
+  if (s.sink) s.sink(event);
+}
+
 void finishRequest(Sequence& s, FinishReason reason, const std::string& error) {
   if (reason != FinishReason::Stop && reason != FinishReason::Error) {
     // What the detokenizer and the stop matcher still hold is real text of the answer.

@@ -17,6 +17,10 @@ int32_t maxPromptTokens(const SamplingParams& sampling, int32_t contextLength);
 // reasoning splitter, as reasoning and answer pieces (RequestEvent::reasoning).
 void emitText(Sequence& s, const std::string& text);
 
+// Hands a Progress event to the sink: the prompt tokens in the cache so far (cached ones
+// included, at most the prompt's length), or that the request waits for a free slot.
+void emitProgress(Sequence& s, bool waiting);
+
 // Flushes the held-back text, fills in the statistics and emits the Finished event.
 void finishRequest(Sequence& s, FinishReason reason, const std::string& error);
 

@@ -25,6 +25,7 @@ struct Sequence {
   std::vector<int32_t> blockTable;
   std::vector<uint64_t> blockKeys;  // prefix-cache keys of the leading full blocks committed
   bool admitted = false;            // has been admitted once (cachedPromptTokens is set)
+  bool waitingReported = false;     // a Progress event said it waits for a slot (since queued)
   int32_t preemptions = 0;
   int64_t maxNewTokens = -1;    // -1: until the context is full
   std::unique_ptr<Sampler> sampler;

@@ -60,6 +60,7 @@ PRAGMA user_version = 1;
 // schema description in the issue: conversations, the message tree, stats, settings, FTS5).
 const QStringList kCurrentObjects = {
     "app_settings",        "conversations",         "conversations_by_update",
+    "conversations_in_trash",
     "message_grams",       "message_stats",         "message_words",
     "messages",            "messages_by_parent",    "messages_by_status",
     "messages_index_insert", "messages_index_update", "messages_unindex_delete",

@@ -1,0 +1,157 @@
+// A long answer streaming into a real MessageBubble (offscreen), piece by piece as the engine
+// hands them out: 4,000 pieces of Markdown with prose, lists and fenced code. Checks that the
+// incremental split (markdown.js splitFrom: only the last part is split again) gives exactly the
+// parts of a full split at every step, and prints the GUI thread's time per piece (bindings,
+// Markdown parsing of the changed segment, layout and the frame) and the split's cost both
+// ways, side by side in this run. The machine may be busy: the figures are for reading, not
+// asserted. Reference for correctness: the full split of the same text.
+#include <QFile>
+#include <functional>
+#include <QGuiApplication>
+#include <QJSEngine>
+#include <QQmlApplicationEngine>
+#include <QQuickItem>
+#include <QQuickStyle>
+#include <QQuickWindow>
+#include <QTemporaryDir>
+#include <QtQml/qqmlextensionplugin.h>
+#include <QtTest>
+
+#include "common/test_paths.h"
+#include "controller/app_controller.h"
+
+Q_IMPORT_QML_PLUGIN(EmberPlugin)
+
+using namespace ember::app;
+
+namespace {
+
+// About 4,000 pieces of 1 to 6 characters (an engine's text pieces are about that long).
+QStringList answerPieces() {
+  QString text;
+  for (int section = 1; text.size() < 16000; ++section) {
+    text += QStringLiteral("## Step %1\n\nThis step explains **part %1** of the plan, with a "
+                           "[link](https://example.org/%1) and `inline code`.\n\n- first point\n"
+                           "- second point with *emphasis*\n\n```python\ndef step_%1(x):\n"
+                           "    return x * %1  # comment\n```\n\n").arg(section);
+  }
+  QStringList pieces;
+  for (qsizetype at = 0, n = 0; at < text.size(); ++n) {
+    const qsizetype len = 1 + (n * 7) % 6;
+    pieces << text.mid(at, len);
+    at += len;
+  }
+  return pieces;
+}
+
+double percentile(QList<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v.isEmpty() ? 0 : v.at(qMin(v.size() - 1, qsizetype(p / 100.0 * double(v.size()))));
+}
+
+}  // namespace
+
+class MarkdownStreamingTest : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  std::unique_ptr<AppController> controller_;
+
+ private slots:
+  void initTestCase() {
+    AppController::Options options;
+    options.databasePath = dir_.filePath("ember.sqlite");
+    controller_ = std::make_unique<AppController>(options);
+    AppController::setInstance(controller_.get());
+  }
+
+  void incrementalSplitEqualsFullSplit() {
+    QFile file(QDir(ember::test::sourceDir()).filePath("ui/markdown.js"));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QString code = QString::fromUtf8(file.readAll());
+    code.remove(QStringLiteral(".pragma library"));
+    QJSEngine js;
+    QVERIFY(!js.evaluate(code).isError());
+    const QJSValue split = js.globalObject().property("split");
+    const QJSValue splitFrom = js.globalObject().property("splitFrom");
+    const QJSValue stringify = js.evaluate("JSON.stringify");
+    QJSValue previous = QJSValue::NullValue;
+    QString text;
+    QElapsedTimer incremental, full;
+    qint64 incrementalNs = 0, fullNs = 0;
+    const QStringList pieces = answerPieces();
+    for (const QString& piece : pieces) {
+      text += piece;
+      incremental.start();
+      const QJSValue parts = splitFrom.call({previous, text});
+      incrementalNs += incremental.nsecsElapsed();
+      full.start();
+      const QJSValue reference = split.call({text});
+      fullNs += full.nsecsElapsed();
+      QCOMPARE(stringify.call({parts}).toString(), stringify.call({reference}).toString());
+      previous = js.newObject();
+      previous.setProperty("text", text);
+      previous.setProperty("parts", parts);
+    }
+    qInfo("split over %lld pieces: incremental %.1f ms in all, full %.1f ms (%.1fx)",
+          qlonglong(pieces.size()), incrementalNs / 1e6, fullNs / 1e6,
+          incrementalNs > 0 ? double(fullNs) / double(incrementalNs) : 0.0);
+  }
+
+  void longAnswerStreamsIntoABubble() {
+    QQmlApplicationEngine engine;
+    engine.addImportPath(QStringLiteral("qrc:/qt/qml"));  // the Ember module's own resources
+    engine.loadData(R"(
+      import QtQuick
+      import Ember
+      Window {
+        id: root
+        width: 900; height: 700; visible: true
+        property string answer: ""
+        MessageBubble {
+          objectName: "bubble"
+          width: 900
+          index: 0; messageId: 1; role: "assistant"; text: root.answer; status: "streaming"
+          statsLine: ""; errorText: ""; siblingIndex: 0; siblingCount: 1; streaming: true
+          isLast: true; liveText: "Writing"; liveFraction: -1; reasoning: ""; reasoningSeconds: -1
+        }
+      })");
+    QVERIFY(!engine.rootObjects().isEmpty());
+    auto* window = qobject_cast<QQuickWindow*>(engine.rootObjects().first());
+    QVERIFY(QTest::qWaitForWindowExposed(window));
+    int frames = 0;
+    connect(window, &QQuickWindow::frameSwapped, this, [&] { ++frames; });
+    QString text;
+    QList<double> perPieceMs;
+    QElapsedTimer clock, total;
+    total.start();
+    for (const QString& piece : answerPieces()) {
+      text += piece;
+      clock.start();
+      window->setProperty("answer", text);
+      QCoreApplication::processEvents();  // bindings, polish, layout, the frame
+      perPieceMs << double(clock.nsecsElapsed()) / 1e6;
+    }
+    qInfo("4000-piece answer (%lld chars): GUI thread per piece p50 %.2f ms, p95 %.2f ms, "
+          "max %.2f ms; %.1f s in all, %d frames",
+          qlonglong(text.size()), percentile(perPieceMs, 50), percentile(perPieceMs, 95),
+          percentile(perPieceMs, 100), total.elapsed() / 1000.0, frames);
+    // The bubble shows all of it: every code block became a code segment.
+    const int blocks = int(text.count(QStringLiteral("```python")));
+    int codeSegments = 0;
+    std::function<void(QQuickItem*)> walk = [&](QQuickItem* item) {
+      if (item->objectName() == QLatin1String("codeText") && item->isVisible()) ++codeSegments;
+      for (QQuickItem* child : item->childItems()) walk(child);
+    };
+    walk(window->contentItem());
+    QCOMPARE(codeSegments, blocks);
+  }
+};
+
+int main(int argc, char* argv[]) {
+  qputenv("QT_QPA_PLATFORM", "offscreen");
+  QGuiApplication app(argc, argv);
+  QQuickStyle::setStyle(QStringLiteral("Fusion"));
+  MarkdownStreamingTest test;
+  return QTest::qExec(&test, argc, argv);
+}
+#include "test_markdown_streaming.moc"
