@@ -38,6 +38,7 @@ void printModelNotes(const Engine& engine) {
 int runGenerate(const Args& raw) {
   auto valueOptions = modelValueOptions();
   valueOptions.insert({"--prompt", "--messages"});
+  valueOptions.insert(remoteValueOptions().begin(), remoteValueOptions().end());
   const ParsedArgs args(raw, valueOptions, {"--json"});
   GenerationRequest request;
   request.sampling = samplingFrom(args);
@@ -48,6 +49,7 @@ int runGenerate(const Args& raw) {
   } else {
     throw Error("give --prompt TEXT or --messages FILE.json");
   }
+  if (args.value("--server")) return runRemoteGenerate(args, std::move(request));
   const auto engine = Engine::load(engineOptionsFrom(args));
   printModelNotes(*engine);
   std::string answer;

@@ -18,5 +18,6 @@ int runLogits(const Args& args);          // cmd_logits.cpp
 int runPlan(const Args& args);            // cmd_plan.cpp
 int runSynthModel(const Args& args);      // cmd_synth_model.cpp
 int runCutModel(const Args& args);        // cmd_cut_model.cpp
+int runModels(const Args& args);          // cmd_remote.cpp
 
 }  // namespace ember::cli
