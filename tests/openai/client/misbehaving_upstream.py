@@ -190,8 +190,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--api-key", default="")
     parser.add_argument("--lifetime", type=float, default=300)
+    parser.add_argument("--port", type=int, default=0, help="0: the OS picks one")
     args = parser.parse_args()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    ThreadingHTTPServer.allow_reuse_address = True
+    ThreadingHTTPServer.request_queue_size = 128  # listen backlog: 16+ clients connect at once
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     server.api_key = args.api_key
     print(server.server_address[1], flush=True)
