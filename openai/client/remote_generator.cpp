@@ -123,6 +123,7 @@ RequestId RemoteGenerator::submit(GenerationRequest request, EventSink sink) {
     t->model = offered.front().id;
   }
   t->encoded = encodeRequest(request, t->model);
+  t->seed = request.sampling.seed.value_or(0);
   t->sink = std::move(sink);
   t->submitted = Clock::now();
   t->answer = RemoteAnswer(t->submitted);

@@ -24,6 +24,7 @@ struct RemoteGenerator::Transfer {
   RequestId id = 0;
   std::string model;
   EncodedRequest encoded;
+  uint64_t seed = 0;  // the request's own seed (a server does not report the one it drew)
   EventSink sink;
   Clock::time_point submitted;
   RemoteAnswer answer{Clock::time_point{}};

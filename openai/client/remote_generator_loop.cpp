@@ -60,6 +60,7 @@ void emitFinished(RemoteGenerator::Transfer& t, FinishReason reason, std::string
   const auto now = Clock::now();
   RequestStats stats = t.answer.stats(now, reason, std::move(error));
   stats.retryable = retryable && !t.answer.anyText();
+  stats.seed = t.seed;
   RequestEvent e;
   e.id = t.id;
   e.kind = RequestEvent::Kind::Finished;
