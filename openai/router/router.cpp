@@ -17,6 +17,23 @@ RouterUpstream remoteUpstream(std::shared_ptr<RemoteGenerator> remote) {
   return u;
 }
 
+RouterUpstream localUpstream(Generator& local, std::string name) {
+  RouterUpstream u;
+  u.name = std::move(name);
+  u.generator = std::shared_ptr<Generator>(&local, [](Generator*) {});  // not owned
+  u.probe = [&local] {
+    HealthCheck h;
+    const GeneratorStatus s = local.status();
+    h.healthy = s.state == GeneratorStatus::State::Ready;
+    if (!h.healthy)
+      h.message = s.state == GeneratorStatus::State::Loading ? "loading " + s.message
+                  : s.message.empty()                         ? std::string("no model loaded")
+                                                              : s.message;
+    return h;
+  };
+  return u;
+}
+
 bool Router::State::serves(const Upstream& u, const std::string& model) const {
   if (model.empty()) return true;  // the upstream's own default model
   return std::any_of(u.models.begin(), u.models.end(),

@@ -31,6 +31,9 @@ struct RouterUpstream {
 
 // A RemoteGenerator as an upstream: probed with checkHealth(), listed with fetchModels().
 RouterUpstream remoteUpstream(std::shared_ptr<RemoteGenerator> remote);
+// A generator owned elsewhere (ember-serve's EngineHost), healthy while its status is Ready. It
+// must outlive the router.
+RouterUpstream localUpstream(Generator& local, std::string name);
 
 struct RouterOptions {
   std::chrono::milliseconds healthInterval{2000};

@@ -80,7 +80,12 @@ class FakeUpstream final : public Generator {
     for (const auto& id : modelIds_) out.push_back({id, name_, 0, {}});
     return out;
   }
-  GeneratorStatus status() const override { return {}; }
+  GeneratorStatus status() const override {
+    GeneratorStatus s;
+    s.state = down ? GeneratorStatus::State::Failed : GeneratorStatus::State::Ready;
+    if (down) s.message = name_ + " failed";
+    return s;
+  }
 
   static std::string render(const nlohmann::ordered_json& messages) {
     std::string out;

@@ -255,6 +255,26 @@ class TestRouter : public QObject {
     for (auto& c : busy) c->wait();
   }
 
+  // The local engine as an upstream: healthy while its status is Ready.
+  void localUpstreamFollowsItsStatus() {
+    FakeUpstream local("local", {"smol"});
+    auto remote = std::make_shared<FakeUpstream>("r", std::vector<std::string>{"big"});
+    RouterOptions o = manualHealth();
+    o.ejectAfterFailures = 1;
+    o.readmitAfterSuccesses = 1;
+    Router router({localUpstream(local, "local"), upstreamOf(remote, "r")}, o);
+    QCOMPARE(router.models().size(), size_t(2));
+    QCOMPARE(runRequest(router, chatRequest("smol", "hi")).text, std::string("answer to hi"));
+    QCOMPARE(local.received(), 1);
+    local.down = true;
+    router.checkHealthNow();
+    QCOMPARE(router.models().size(), size_t(1));
+    QVERIFY(counterOf(router.counters(), "local").lastError == "local failed");
+    local.down = false;
+    router.checkHealthNow();
+    QCOMPARE(router.models().size(), size_t(2));
+  }
+
   void affinityKeys() {
     ConversationAffinity affinity(2);
     const auto turn1 = nlohmann::ordered_json::parse(R"([{"role":"user","content":"hi"}])");
