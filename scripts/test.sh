@@ -9,8 +9,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ember_install_packages
 "$EMBER_ROOT/scripts/fetch-models.sh"
 # llama.cpp's OpenAI-compatible server as a peer for the remote-server tests (built once, cached).
-EMBER_LLAMACPP_VENV="$("$EMBER_ROOT/scripts/setup-llamacpp-venv.sh" | tail -1)"
-export EMBER_LLAMACPP_VENV
+EMBER_LLAMACPP_PEER_VENV="$("$EMBER_ROOT/scripts/setup-llamacpp-venv.sh" | tail -1)"
+export EMBER_LLAMACPP_PEER_VENV
 ember_build -DEMBER_BUILD_TESTS=ON
 log "running the tests"
 cd "$EMBER_BUILD_DIR"

@@ -104,6 +104,7 @@ Rectangle {
                     Accessible.name: qsTr("Reload the model with this context length, thread count, answers at once and compute device")
                 }
             }
+            ConnectionsSettings { Layout.fillWidth: true }
             Item { Layout.preferredHeight: 12 }
         }
     }

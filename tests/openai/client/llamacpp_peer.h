@@ -14,14 +14,14 @@
 namespace ember::test {
 
 inline QString llamacppVenvPython(QString* why) {
-  QString venv = qEnvironmentVariable("EMBER_LLAMACPP_VENV");
-  if (venv.isEmpty()) venv = QDir::homePath() + "/.cache/ember/venv-llamacpp";
+  QString venv = qEnvironmentVariable("EMBER_LLAMACPP_PEER_VENV");
+  if (venv.isEmpty()) venv = QDir::homePath() + "/.cache/ember/venv-llamacpp-peer";
   const QString python = venv + "/bin/python";
   QByteArray out;
   if (runProcess(python, {"-c", "import llama_cpp.server.app, openai"}, &out, nullptr, {},
                  60000) != 0) {
     *why = "no llama-cpp-python[server] venv at " + venv +
-           " (scripts/setup-llamacpp-venv.sh builds it; EMBER_LLAMACPP_VENV points elsewhere)";
+           " (scripts/setup-llamacpp-venv.sh builds it; EMBER_LLAMACPP_PEER_VENV points elsewhere)";
     return {};
   }
   return python;

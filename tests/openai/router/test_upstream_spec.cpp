@@ -4,6 +4,7 @@
 #include <QtTest>
 
 #include "ember/error.h"
+#include "router/upstream_metrics.h"
 #include "router/upstream_spec.h"
 
 using namespace ember;
@@ -51,6 +52,23 @@ class TestUpstreamSpec : public QObject {
     QCOMPARE(o.apiKey, std::string("sk-abc"));
     QCOMPARE(o.name, std::string("a"));
     QVERIFY_THROWS_EXCEPTION(Error, remoteOptionsFor(parseUpstreamSpec("a=http://h/v1,/nonexistent/k")));
+  }
+
+  // The exposition format's rules (prometheus.io, "Exposition formats"): HELP and TYPE lines,
+  // label values with \\, \" and \n escaped.
+  void metricsText() {
+    UpstreamCounters a;
+    a.name = "gpu\"1";
+    a.healthy = true;
+    a.routed = 12;
+    a.cachedPromptTokens = 1584;
+    const std::string text = renderUpstreamMetrics({a});
+    QVERIFY(text.find("# TYPE ember_upstream_requests_total counter\n") != std::string::npos);
+    QVERIFY(text.find("ember_upstream_requests_total{upstream=\"gpu\\\"1\"} 12\n") !=
+            std::string::npos);
+    QVERIFY(text.find("ember_upstream_healthy{upstream=\"gpu\\\"1\"} 1\n") != std::string::npos);
+    QVERIFY(text.find("ember_upstream_cached_prompt_tokens_total{upstream=\"gpu\\\"1\"} 1584\n") !=
+            std::string::npos);
   }
 };
 
