@@ -44,6 +44,15 @@ class LlamacppPeer {
     }
     return true;
   }
+  // Why the server is gone, or "" while it runs (a build for the wrong CPU dies with SIGILL at
+  // its first answer).
+  QString death() {
+    if (process_.state() != QProcess::NotRunning) return {};
+    return QString("llama_cpp.server exited (%1 %2): %3")
+        .arg(process_.exitStatus() == QProcess::CrashExit ? "signal" : "status")
+        .arg(process_.exitCode())
+        .arg(QString::fromUtf8(process_.readAll().right(600)));
+  }
   void kill() {
     if (process_.state() != QProcess::NotRunning) {
       process_.kill();

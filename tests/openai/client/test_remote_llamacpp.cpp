@@ -55,6 +55,13 @@ class TestRemoteLlamacpp : public QObject {
     peer_ = std::make_unique<LlamacppPeer>();
     QString why;
     QVERIFY2(peer_->start(python_, model_, kKey, &why), qPrintable(why));
+    // One short answer first, so that a peer that cannot run says so once, clearly.
+    RemoteGenerator g(options());
+    const Outcome o = runRequest(g, chatRequest(LlamacppPeer::kAlias, "Hi", 2), 120000);
+    QTest::qWait(200);
+    const QString death = peer_->death();
+    QVERIFY2(death.isEmpty(), qPrintable(death));
+    QVERIFY2(o.stats.error.empty(), o.stats.error.c_str());
   }
 
   void modelsListed() {
