@@ -1,26 +1,34 @@
 #include "tokenizer/bpe_merges.h"
 
+#include <algorithm>
 #include <queue>
 
 #include "ember/error.h"
 #include "tokenizer/byte_unicode.h"
+#include "tokenizer/utf8.h"
 
 namespace ember {
 
 BpeMerges::BpeMerges(const std::vector<std::string>& merges,
-                     const std::function<std::optional<TokenId>(std::string_view)>& findToken) {
+                     const std::function<std::optional<TokenId>(std::string_view)>& findToken,
+                     bool byteLevel)
+    : byteLevel_(byteLevel) {
   byteTokens_.assign(256, -1);
+  static constexpr char kHex[] = "0123456789ABCDEF";
   for (int b = 0; b < 256; ++b) {
-    if (auto id = findToken(byte_unicode::encodeByte(static_cast<uint8_t>(b)))) byteTokens_[b] = *id;
+    const std::string text = byteLevel ? byte_unicode::encodeByte(static_cast<uint8_t>(b))
+                                       : std::string{'<', '0', 'x', kHex[b >> 4], kHex[b & 15], '>'};
+    if (auto id = findToken(text)) byteTokens_[b] = *id;
   }
+  if (!byteLevel) findToken_ = findToken;
   pairs_.reserve(merges.size());
   std::string joined;
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     const std::string& merge = merges[rank];
     // Byte-level texts never contain a raw space (it is stored as U+0120), so the first space
-    // is the separator.
-    const size_t space = merge.find(' ');
-    if (space == std::string::npos || space == 0 || space + 1 >= merge.size()) {
+    // is the separator; raw texts may start with one (llama.cpp looks from the second byte).
+    const size_t space = merge.find(' ', 1);
+    if (space == std::string::npos || space + 1 >= merge.size()) {
       throw Error("tokenizer.ggml.merges[" + std::to_string(rank) + "] '" + merge +
                   "' is not two tokens separated by a space");
     }
@@ -47,11 +55,22 @@ void BpeMerges::encodeWord(std::string_view bytes, std::vector<TokenId>& out) co
   struct Symbol {
     TokenId id;
     int prev, next;
+    uint32_t begin, length;  // the bytes of the word it started as (raw mode's fallback)
   };
-  std::vector<Symbol> symbols(bytes.size());
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    symbols[i] = {byteTokens_[static_cast<uint8_t>(bytes[i])], static_cast<int>(i) - 1,
-                  i + 1 < bytes.size() ? static_cast<int>(i) + 1 : -1};
+  std::vector<Symbol> symbols;
+  symbols.reserve(bytes.size());
+  for (size_t i = 0; i < bytes.size();) {
+    size_t length = 1;
+    TokenId id = byteTokens_[static_cast<uint8_t>(bytes[i])];
+    if (!byteLevel_) {
+      length = std::clamp<size_t>(utf8::sequenceLength(static_cast<uint8_t>(bytes[i])), 1,
+                                  bytes.size() - i);
+      id = findToken_(bytes.substr(i, length)).value_or(-1);
+    }
+    const int index = static_cast<int>(symbols.size());
+    symbols.push_back({id, index - 1, -1, static_cast<uint32_t>(i), static_cast<uint32_t>(length)});
+    if (index > 0) symbols[index - 1].next = index;
+    i += length;
   }
   struct Candidate {
     int32_t rank;
@@ -87,7 +106,14 @@ void BpeMerges::encodeWord(std::string_view bytes, std::vector<TokenId>& out) co
   }
 
   for (int i = symbols.empty() ? -1 : 0; i >= 0; i = symbols[i].next) {
-    if (symbols[i].id >= 0) out.push_back(symbols[i].id);
+    if (symbols[i].id >= 0) {
+      out.push_back(symbols[i].id);
+    } else if (!byteLevel_ && symbols[i].id == -1) {
+      for (uint32_t b = 0; b < symbols[i].length; ++b) {
+        const TokenId byte = byteTokens_[static_cast<uint8_t>(bytes[symbols[i].begin + b])];
+        if (byte >= 0) out.push_back(byte);
+      }
+    }
   }
 }
 

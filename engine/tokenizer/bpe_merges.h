@@ -1,7 +1,8 @@
 #pragma once
-// The merge step of byte-level BPE: a word's bytes start as single-byte symbols and the adjacent
-// pair with the best (lowest) merge rank is merged until no ranked pair is left. Ties go to the
-// leftmost pair, as in Hugging Face tokenizers.
+// The merge step of BPE: a word starts as one symbol per byte (byte-level BPE) or per UTF-8
+// character (raw BPE such as Gemma 4's) and the adjacent pair with the best (lowest) merge rank
+// is merged until no ranked pair is left. Ties go to the leftmost pair, as in Hugging Face
+// tokenizers.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -20,8 +21,11 @@ class BpeMerges {
   // text, one space between); merges whose parts or result are not in the vocabulary are
   // skipped, and a later duplicate of a pair keeps the earlier rank. Throws ember::Error naming
   // the merge when one has no separating space.
+  // With `byteLevel` false, words are raw UTF-8: a character that is not a token is written as
+  // its bytes' <0xHH> tokens (those missing are dropped, as llama.cpp does).
   BpeMerges(const std::vector<std::string>& merges,
-            const std::function<std::optional<TokenId>(std::string_view)>& findToken);
+            const std::function<std::optional<TokenId>(std::string_view)>& findToken,
+            bool byteLevel = true);
 
   // Appends the tokens of one pre-tokenized word given as raw bytes. A byte whose single-byte
   // token is missing from the vocabulary (SmolLM2 has none for 0x04, 0xC0, 0xFF, ...) is
@@ -44,6 +48,8 @@ class BpeMerges {
 
   std::unordered_map<uint64_t, Merge> pairs_;
   std::vector<TokenId> byteTokens_;  // (256) token of each single byte, -1 when absent
+  bool byteLevel_ = true;
+  std::function<std::optional<TokenId>(std::string_view)> findToken_;  // raw mode's characters
 };
 
 }  // namespace ember

@@ -22,6 +22,31 @@ constexpr std::array<std::string_view, 15> kEndOfTurnTexts = {
     "</s>",           "<｜end▁of▁sentence｜>", "<|eot|>",
 };
 
+// Texts llama.cpp always treats as end-of-generation control tokens, overriding the file's type
+// (a user-defined "</s>" in Phi-3, for one): they are then matched in text only when special
+// tokens are parsed, and print nothing when decoded.
+constexpr std::array<std::string_view, 22> kControlByText = {
+    "<|eot_id|>", "<|im_end|>",     "<|end|>",           "<|return|>",          "<|call|>",
+    "<|flush|>",  "<|calls|>",      "<end_of_turn>",     "<|endoftext|>",       "</s>",
+    "<|eom_id|>", "<EOT>",          "_<EOT>",            "[EOT]",               "[EOS]",
+    "<|end_of_text|>", "<end_of_utterance>", "<eos>",    "<turn|>",             "<|tool_response>",
+    "<｜end▁of▁sentence｜>", "[e~[",
+};
+
+void applyControlOverrides(GgufVocabulary& vocab) {
+  for (size_t i = 0; i < vocab.tokens.size() && i < vocab.types.size(); ++i) {
+    TokenType& type = vocab.types[i];
+    if (type != TokenType::Normal && type != TokenType::UserDefined &&
+        type != TokenType::Undefined) {
+      continue;
+    }
+    if (std::find(kControlByText.begin(), kControlByText.end(), vocab.tokens[i]) !=
+        kControlByText.end()) {
+      type = TokenType::Control;
+    }
+  }
+}
+
 [[noreturn]] void fail(const gguf::GgufFile& file, const std::string& what) {
   throw Error(file.path() + ": " + what);
 }
@@ -121,6 +146,7 @@ GgufVocabulary readGgufVocabulary(const gguf::GgufFile& file) {
     }
   }
   vocab.types = readTokenTypes(file, n);
+  applyControlOverrides(vocab);
   checkByteTokens(file, vocab);
   if (file.find(key("merges"))) vocab.merges = file.getStringArray(key("merges"));
   if (vocab.model == "gpt2" && vocab.merges.empty()) {
@@ -138,8 +164,13 @@ GgufVocabulary readGgufVocabulary(const gguf::GgufFile& file) {
   special.pad = readSpecialId(file, "padding_token_id", n);
   special.sep = readSpecialId(file, "seperator_token_id", n);  // sic: GGUF's spelling
   // SentencePiece models and Llama 3 start every prompt with BOS unless the file says otherwise.
+  // (llama.cpp's list: the Llama 3 family's pre-tokenizer names, tekken and chameleon.)
+  static constexpr std::array<std::string_view, 11> kBosByDefault = {
+      "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral",
+      "midm-2.0", "lfm2", "jina-v5-nano", "tekken", "chameleon"};
   const bool bosByDefault =
-      vocab.model == "llama" || vocab.pre == "llama-bpe" || vocab.pre == "llama3";
+      vocab.model == "llama" ||
+      std::find(kBosByDefault.begin(), kBosByDefault.end(), vocab.pre) != kBosByDefault.end();
   special.addBos = file.findBool(key("add_bos_token")).value_or(bosByDefault);
   special.addEos = file.findBool(key("add_eos_token")).value_or(false);
   addEndOfGenerationTokens(special, vocab.tokens, vocab.types);

@@ -4,70 +4,100 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <mutex>
 #include <utility>
 
 #include "ember/error.h"
+#include "tokenizer/pretokenizer_rules.h"
 #include "tokenizer/utf8.h"
 
 namespace ember {
 namespace {
 
-// The split regexes, as written in the "pre_tokenizer" section of each family's tokenizer.json
-// (GPT-2's is also the one in OpenAI's gpt-2 encoder.py and Hugging Face's ByteLevel).
-enum class Regex { Gpt2, Llama3, Qwen2, SingleDigit };
-constexpr std::array<std::string_view, 4> kRegexText = {
-    // GPT-2
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)",
-    // Llama 3 (meta-llama/Meta-Llama-3-8B): numbers in groups of at most three digits.
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
-    // Qwen 2 / 2.5: the Llama 3 expression with single digits.
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
-    // StarCoder / SmolLM: Digits(individual_digits=true), followed by GPT-2's regex.
-    R"(\p{N})",
-};
+// llama.cpp's whitespace: the Unicode White_Space property (its \s, on code points, is this set;
+// PCRE2's Unicode \s lacks U+0085).
+constexpr std::string_view kWhitespaceMembers =
+    R"(\t-\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000})";
+// ECMAScript's \b: a boundary between [A-Za-z0-9_] and anything else.
+constexpr std::string_view kAsciiWordBoundary =
+    R"((?:(?<=[A-Za-z0-9_])(?![A-Za-z0-9_])|(?<![A-Za-z0-9_])(?=[A-Za-z0-9_])))";
 
-struct NamedRules {
-  std::string_view name;
-  PreTokenizer::RuleSet rules;
-};
+// The Unicode categories llama.cpp's matcher knows; a regex naming one is matched on categories
+// where every kind of letter (Lu, Ll, Lt, Lm, Lo) is simply a letter.
+constexpr std::array<std::string_view, 10> kCategoryClasses = {
+    R"(\p{N})",  R"(\p{L})",  R"(\p{P})",  R"(\p{M})",  R"(\p{S})",
+    R"(\p{Lu})", R"(\p{Ll})", R"(\p{Lt})", R"(\p{Lm})", R"(\p{Lo})"};
 
-// tokenizer.ggml.pre values (as written by llama.cpp's convert_hf_to_gguf.py) and the split
-// rules each stands for.
-constexpr std::array kKnownNames = {
-    NamedRules{"gpt-2", PreTokenizer::RuleSet::Gpt2},
-    NamedRules{"mpt", PreTokenizer::RuleSet::Gpt2},
-    NamedRules{"olmo", PreTokenizer::RuleSet::Gpt2},
-    NamedRules{"jais", PreTokenizer::RuleSet::Gpt2},
-    NamedRules{"default", PreTokenizer::RuleSet::Gpt2},
-    NamedRules{"llama-bpe", PreTokenizer::RuleSet::Llama3},
-    NamedRules{"llama3", PreTokenizer::RuleSet::Llama3},
-    NamedRules{"llama-v3", PreTokenizer::RuleSet::Llama3},
-    NamedRules{"falcon3", PreTokenizer::RuleSet::Llama3},
-    NamedRules{"smaug-bpe", PreTokenizer::RuleSet::Llama3},
-    NamedRules{"dbrx", PreTokenizer::RuleSet::Llama3},
-    NamedRules{"qwen2", PreTokenizer::RuleSet::Qwen2},
-    NamedRules{"deepseek-r1-qwen", PreTokenizer::RuleSet::Qwen2},
-    NamedRules{"starcoder", PreTokenizer::RuleSet::StarCoder},
-    NamedRules{"smollm", PreTokenizer::RuleSet::StarCoder},
-    NamedRules{"refact", PreTokenizer::RuleSet::StarCoder},
-    NamedRules{"command-r", PreTokenizer::RuleSet::StarCoder},
-    NamedRules{"codeshell", PreTokenizer::RuleSet::StarCoder},
-    NamedRules{"exaone", PreTokenizer::RuleSet::StarCoder},
-    NamedRules{"minerva-7b", PreTokenizer::RuleSet::StarCoder},
-};
+bool usesCategories(std::string_view regex) {
+  return std::any_of(kCategoryClasses.begin(), kCategoryClasses.end(),
+                     [&](std::string_view c) { return regex.find(c) != std::string_view::npos; });
+}
 
 }  // namespace
+
+std::string PreTokenizer::translateRegex(std::string_view regex) {
+  const bool categories = usesCategories(regex);
+  std::string out;
+  out.reserve(regex.size() * 2);
+  bool inClass = false;
+  for (size_t i = 0; i < regex.size(); ++i) {
+    const char c = regex[i];
+    if (c != '\\' || i + 1 == regex.size()) {
+      if (c == '[' && !inClass) inClass = true;
+      else if (c == ']' && inClass) inClass = false;
+      out += c;
+      continue;
+    }
+    const char e = regex[++i];
+    switch (e) {
+      case 's':
+        out += inClass ? std::string(kWhitespaceMembers) : "[" + std::string(kWhitespaceMembers) + "]";
+        break;
+      case 'S':
+        if (inClass) throw Error("pre-tokenizer regex uses \\S inside a character class");
+        out += "[^" + std::string(kWhitespaceMembers) + "]";
+        break;
+      case 'd': out += inClass ? "0-9" : "[0-9]"; break;
+      case 'b':
+        if (inClass) throw Error("pre-tokenizer regex uses \\b inside a character class");
+        out += kAsciiWordBoundary;
+        break;
+      case 'w':
+      case 'W':
+      case 'D':
+      case 'B':
+        throw Error(std::string("pre-tokenizer regex uses \\") + e + ", which is not supported");
+      case 'p': {
+        const size_t close = regex.find('}', i);
+        if (close == std::string_view::npos) throw Error("pre-tokenizer regex: unterminated \\p{");
+        std::string_view name = regex.substr(i + 2, close - i - 2);
+        if (categories && name.size() == 2 && name[0] == 'L') name = "L";
+        out += "\\p{";
+        out += name;
+        out += "}";
+        i = close;
+        break;
+      }
+      default:
+        out += '\\';
+        out += e;
+        break;
+    }
+  }
+  return out;
+}
 
 // One compiled regex; the pcre2_code is read-only after compilation and shared across threads.
 struct PreTokenizer::Pattern {
   pcre2_code* code = nullptr;
 
-  explicit Pattern(std::string_view regex) {
+  explicit Pattern(const std::string& regex) {
     int errorCode = 0;
     PCRE2_SIZE errorOffset = 0;
     code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(regex.data()), regex.size(),
-                         PCRE2_UTF | PCRE2_UCP, &errorCode, &errorOffset, nullptr);
+                         PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY, &errorCode, &errorOffset,
+                         nullptr);
     if (!code) {
       std::array<PCRE2_UCHAR, 256> message{};
       pcre2_get_error_message(errorCode, message.data(), message.size());
@@ -81,14 +111,17 @@ struct PreTokenizer::Pattern {
   Pattern(const Pattern&) = delete;
   Pattern& operator=(const Pattern&) = delete;
 
-  // Compiled on first use and shared by every tokenizer in the process.
-  static std::shared_ptr<const Pattern> get(Regex which) {
+  // Compiled on first use (from llama.cpp's form) and shared by every tokenizer in the process.
+  static std::shared_ptr<const Pattern> get(std::string_view llamaCppRegex) {
     static std::mutex mutex;
-    static std::array<std::shared_ptr<const Pattern>, kRegexText.size()> compiled;
+    static std::map<std::string, std::shared_ptr<const Pattern>, std::less<>> compiled;
     const std::lock_guard lock(mutex);
-    auto& slot = compiled[static_cast<size_t>(which)];
-    if (!slot) slot = std::make_shared<const Pattern>(kRegexText[static_cast<size_t>(which)]);
-    return slot;
+    auto it = compiled.find(llamaCppRegex);
+    if (it == compiled.end()) {
+      auto pattern = std::make_shared<const Pattern>(translateRegex(llamaCppRegex));
+      it = compiled.emplace(std::string(llamaCppRegex), std::move(pattern)).first;
+    }
+    return it->second;
   }
 
   // Appends the words of `text` to `out`: every match, and every stretch between matches.
@@ -125,15 +158,24 @@ MatchResources& matchResources() {
 void PreTokenizer::Pattern::split(std::string_view text, std::vector<std::string_view>& out) const {
   MatchResources& res = matchResources();
   const auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-  size_t offset = 0;     // where the next search starts
-  size_t wordStart = 0;  // start of the text not yet handed out
+  size_t offset = 0;       // where the next search starts
+  size_t wordStart = 0;    // start of the text not yet handed out
+  bool afterEmpty = false;  // the last match was empty and ended at `offset`
   while (offset < text.size()) {
-    // The whole text was validated once, so PCRE2 need not re-check it at every search.
-    int rc = pcre2_match(code, subject, text.size(), offset, PCRE2_NO_UTF_CHECK, res.data,
-                         res.context);
+    // The whole text was validated once, so PCRE2 need not re-check it at every search. After
+    // an empty match, first look for a non-empty one at the same place (as std::regex_iterator
+    // and Python do), then move on by one character.
+    uint32_t options = PCRE2_NO_UTF_CHECK;
+    if (afterEmpty) options |= PCRE2_NOTEMPTY_ATSTART | PCRE2_ANCHORED;
+    int rc = pcre2_match(code, subject, text.size(), offset, options, res.data, res.context);
     if (rc == PCRE2_ERROR_JIT_STACKLIMIT) {
-      rc = pcre2_match(code, subject, text.size(), offset, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT,
-                       res.data, res.context);
+      rc = pcre2_match(code, subject, text.size(), offset, options | PCRE2_NO_JIT, res.data,
+                       res.context);
+    }
+    if (rc == PCRE2_ERROR_NOMATCH && afterEmpty) {
+      afterEmpty = false;
+      offset += std::max<size_t>(1, utf8::sequenceLength(static_cast<uint8_t>(text[offset])));
+      continue;
     }
     if (rc == PCRE2_ERROR_NOMATCH) break;
     if (rc < 0) {
@@ -144,46 +186,39 @@ void PreTokenizer::Pattern::split(std::string_view text, std::vector<std::string
     }
     const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(res.data);
     const size_t begin = ovector[0], end = ovector[1];
-    if (end == begin) {  // none of our patterns matches empty text, but never loop on one
-      offset = begin + std::max<size_t>(1, utf8::sequenceLength(static_cast<uint8_t>(text[begin])));
-      continue;
-    }
     if (begin > wordStart) out.push_back(text.substr(wordStart, begin - wordStart));
-    out.push_back(text.substr(begin, end - begin));
+    if (end > begin) out.push_back(text.substr(begin, end - begin));
     wordStart = offset = end;
+    afterEmpty = end == begin;
   }
   if (wordStart < text.size()) out.push_back(text.substr(wordStart));
 }
 
 PreTokenizer PreTokenizer::forName(std::string_view preName) {
-  for (const NamedRules& known : kKnownNames) {
-    if (known.name == preName) return PreTokenizer(known.rules);
+  if (preName.empty()) return ofType("default");
+  if (const auto* known = pretokenizer_rules::findName(preName)) {
+    return ofType(known->type, known->ignoreMerges);
   }
-  PreTokenizer fallback(RuleSet::Gpt2);
-  fallback.usedFallback_ = true;
-  return fallback;
+  throw Error("unknown pre-tokenizer '" + std::string(preName) +
+              "' (tokenizer.ggml.pre); its split rules are not known, so the text cannot be "
+              "tokenized as the model expects");
 }
 
-PreTokenizer::PreTokenizer(RuleSet rules) : ruleSet_(rules) {
-  switch (rules) {
-    case RuleSet::Gpt2: stages_ = {Pattern::get(Regex::Gpt2)}; break;
-    case RuleSet::Llama3: stages_ = {Pattern::get(Regex::Llama3)}; break;
-    case RuleSet::Qwen2: stages_ = {Pattern::get(Regex::Qwen2)}; break;
-    case RuleSet::StarCoder:
-      stages_ = {Pattern::get(Regex::SingleDigit), Pattern::get(Regex::Gpt2)};
-      break;
-  }
+PreTokenizer PreTokenizer::ofType(std::string_view typeName, bool ignoreMerges) {
+  const auto* rules = pretokenizer_rules::findType(typeName);
+  if (!rules) throw Error("unknown pre-tokenizer type '" + std::string(typeName) + "'");
+  return PreTokenizer(*rules, ignoreMerges);
 }
 
-std::string_view PreTokenizer::ruleSetName() const {
-  switch (ruleSet_) {
-    case RuleSet::Gpt2: return "gpt-2";
-    case RuleSet::Llama3: return "llama3";
-    case RuleSet::Qwen2: return "qwen2";
-    case RuleSet::StarCoder: return "starcoder";
-  }
-  return "gpt-2";
+PreTokenizer::PreTokenizer(const pretokenizer_rules::SplitRules& rules, bool ignoreMerges)
+    : rules_(&rules), ignoreMerges_(ignoreMerges) {
+  for (std::string_view regex : rules.regexes) stages_.push_back(Pattern::get(regex));
 }
+
+std::string_view PreTokenizer::typeName() const { return rules_->type; }
+bool PreTokenizer::byteEncodes() const { return rules_->byteEncode; }
+bool PreTokenizer::escapesSpaces() const { return rules_->escapeSpaces; }
+bool PreTokenizer::takesNewlineRunsWhole() const { return rules_->newlineRunsWhole; }
 
 std::vector<std::string_view> PreTokenizer::split(std::string_view text) const {
   if (!utf8::isValid(text)) throw Error("pre-tokenizer: the text is not valid UTF-8");

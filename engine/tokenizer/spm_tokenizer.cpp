@@ -3,6 +3,7 @@
 #include <sentencepiece_processor.h>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -142,28 +143,39 @@ spm::ModelProto modelFromVocabulary(const GgufVocabulary& vocab) {
   }
   spm::ModelProto model;
   model.pieces.resize(n);
-  bool hasUnknown = false;
+  std::optional<size_t> firstUnknown;
   for (size_t i = 0; i < n; ++i) {
     spm::ModelPiece& piece = model.pieces[i];
     piece.text = vocab.tokens[i];
     piece.score = vocab.scores[i];
     piece.type = i < vocab.types.size() ? vocab.types[i] : TokenType::Normal;
     if (piece.type == TokenType::Undefined) piece.type = TokenType::Normal;
-    if (piece.type == TokenType::Unknown) {
-      if (!hasUnknown) model.trainer.unkId = static_cast<int32_t>(i);
-      hasUnknown = true;
-    }
+    if (piece.type == TokenType::Unknown && !firstUnknown) firstUnknown = i;
     model.trainer.byteFallback |= piece.type == TokenType::Byte;
   }
-  // libsentencepiece needs one UNKNOWN piece; some converters mark <unk> as a control token.
-  if (!hasUnknown) {
-    if (!vocab.special.unk) {
-      throw Error("the SentencePiece vocabulary has no unknown token (no token of type UNKNOWN "
-                  "and no tokenizer.ggml.unknown_token_id)");
-    }
-    model.trainer.unkId = *vocab.special.unk;
-    model.pieces[static_cast<size_t>(*vocab.special.unk)].type = TokenType::Unknown;
+  // libsentencepiece needs exactly one UNKNOWN piece, while GGUF files carry zero or many (Phi-3
+  // types <unk> as a control token and its 53 padding pieces as unknown). The unknown piece is
+  // tokenizer.ggml.unknown_token_id when that names an unknown or control piece, else the first
+  // piece typed unknown; any other unknown-typed piece becomes unused, which libsentencepiece
+  // never produces from text, as llama.cpp never does for them.
+  std::optional<size_t> unk;
+  if (vocab.special.unk) {
+    const auto id = static_cast<size_t>(*vocab.special.unk);
+    const TokenType type = model.pieces[id].type;
+    if (type == TokenType::Unknown || type == TokenType::Control || !firstUnknown) unk = id;
   }
+  if (!unk) unk = firstUnknown;
+  if (!unk) {
+    throw Error("the SentencePiece vocabulary has no unknown token (no token of type UNKNOWN "
+                "and no tokenizer.ggml.unknown_token_id)");
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (model.pieces[i].type == TokenType::Unknown && i != *unk) {
+      model.pieces[i].type = TokenType::Unused;
+    }
+  }
+  model.pieces[*unk].type = TokenType::Unknown;
+  model.trainer.unkId = static_cast<int32_t>(*unk);
   escapeUserDefinedSpaces(model.pieces);
 
   // tokenizer.ggml.model "llama" means score-ordered merging of adjacent pieces with byte

@@ -192,6 +192,13 @@ std::unique_ptr<Tokenizer> Tokenizer::fromGguf(const gguf::GgufFile& file) {
   const GgufVocabulary vocab = readGgufVocabulary(file);
   try {
     if (vocab.model == "gpt2") return makeBpeTokenizer(vocab);
+    if (vocab.model == "gemma4") {
+      // llama.cpp reads Gemma 4's vocabulary as BPE with the "gemma4" pre-tokenizer whatever
+      // tokenizer.ggml.pre says.
+      GgufVocabulary bpe = vocab;
+      bpe.pre = "gemma4";
+      return makeBpeTokenizer(bpe);
+    }
     if (vocab.model == "llama") return makeSentencePieceTokenizer(vocab);
   } catch (const gguf::GgufError&) {
     throw;
@@ -199,8 +206,8 @@ std::unique_ptr<Tokenizer> Tokenizer::fromGguf(const gguf::GgufFile& file) {
     throw Error(file.path() + ": " + e.what());
   }
   throw Error(file.path() + ": tokenizer type '" + vocab.model +
-              "' (tokenizer.ggml.model) is not supported; supported are 'llama' (SentencePiece) "
-              "and 'gpt2' (byte-level BPE)");
+              "' (tokenizer.ggml.model) is not supported; supported are 'llama' (SentencePiece), "
+              "'gpt2' (byte-level BPE) and 'gemma4' (Gemma 4's BPE)");
 }
 
 std::unique_ptr<Tokenizer> Tokenizer::fromSentencePieceModel(const std::filesystem::path& path) {

@@ -138,6 +138,10 @@ RequestId Engine::addRequest(GenerationRequest request, EventSink sink) {
   s->sampler = std::make_unique<Sampler>(request.sampling, d.backend->vocabSize());
   s->detokenizer = std::make_unique<IncrementalDetokenizer>(*d.tokenizer);
   s->stopMatcher = std::make_unique<StopMatcher>(request.sampling.stop);
+  // Chat answers may open with a reasoning section; raw completions are text as it comes.
+  if (!request.prompt && !request.promptTokens) {
+    s->reasoning = makeReasoningSplitter(*d.tokenizer, prompt.tokens);
+  }
   s->stats.droppedTurns = prompt.droppedTurns;
   s->stats.promptTokens = s->promptLength;
   s->stats.seed = s->sampler->seedUsed();

@@ -16,7 +16,8 @@ int32_t maxPromptTokens(const SamplingParams& sampling, int32_t contextLength) {
   return static_cast<int32_t>(std::max<int64_t>(1, contextLength - reserve));
 }
 
-void emitText(Sequence& s, const std::string& text) {
+namespace {
+void emitPiece(Sequence& s, const std::string& text, bool reasoning) {
   if (text.empty()) return;
   const auto now = Clock::now();
   if (s.lastPiece) {
@@ -29,8 +30,16 @@ void emitText(Sequence& s, const std::string& text) {
   event.id = s.id;
   event.kind = RequestEvent::Kind::Text;
   event.text = text;
+  event.reasoning = reasoning;
   event.time = now;
   if (s.sink) s.sink(event);
+}
+}  // namespace
+
+void emitText(Sequence& s, const std::string& text) {
+  if (!s.reasoning) return emitPiece(s, text, false);
+  if (text.empty()) return;
+  for (const auto& piece : s.reasoning->push(text)) emitPiece(s, piece.text, piece.reasoning);
 }
 
 void finishRequest(Sequence& s, FinishReason reason, const std::string& error) {
@@ -39,6 +48,9 @@ void finishRequest(Sequence& s, FinishReason reason, const std::string& error) {
     std::string tail = s.stopMatcher->push(s.detokenizer->flush()).text;
     tail += s.stopMatcher->flush();
     emitText(s, tail);
+  }
+  if (s.reasoning && reason != FinishReason::Error) {
+    for (const auto& piece : s.reasoning->flush()) emitPiece(s, piece.text, piece.reasoning);
   }
   const auto end = Clock::now();
   RequestStats& st = s.stats;

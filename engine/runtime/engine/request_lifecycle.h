@@ -13,7 +13,8 @@ double millisecondsBetween(Clock::time_point from, Clock::time_point to);
 // when given (at most half the context), otherwise a quarter of the context (at most 512).
 int32_t maxPromptTokens(const SamplingParams& sampling, int32_t contextLength);
 
-// Hands a non-empty piece to the request's sink and records TTFT / inter-token gaps.
+// Hands a non-empty piece to the request's sink and records TTFT / inter-token gaps; with a
+// reasoning splitter, as reasoning and answer pieces (RequestEvent::reasoning).
 void emitText(Sequence& s, const std::string& text);
 
 // Flushes the held-back text, fills in the statistics and emits the Finished event.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ember/request.h"
+#include "runtime/engine/reasoning_splitter.h"
 #include "runtime/sampling/sampler.h"
 #include "runtime/sampling/stop_matcher.h"
 #include "tokenizer/tokenizer.h"
@@ -29,6 +30,7 @@ struct Sequence {
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<IncrementalDetokenizer> detokenizer;
   std::unique_ptr<StopMatcher> stopMatcher;
+  std::unique_ptr<ReasoningSplitter> reasoning;  // null: every piece is answer text
   bool abortRequested = false;
   bool ignoreEndOfGeneration = false;
   std::function<void(std::span<const float>)> logitsObserver;

@@ -1,6 +1,7 @@
 #pragma once
 // Shared by the BPE tests: llama.cpp's tokenizer test vectors (../shared/testdata/tokenizer/,
 // format in its README) and a per-process cache of the tokenizers built from their vocabularies.
+#include <QDir>
 #include <QFile>
 #include <QString>
 #include <QStringList>
@@ -20,6 +21,27 @@ struct VocabCase {
   std::string text;
   std::vector<TokenId> ids;
 };
+
+// llama.cpp's own models/ folder (vocabularies, test vectors, templates), fetched by
+// scripts/fetch-llamacpp-vocab.sh into $EMBER_LLAMACPP_DATA (default
+// ~/.cache/ember/llama.cpp-0.3.36).
+inline QString llamaCppDataDir() {
+  const QByteArray env = qgetenv("EMBER_LLAMACPP_DATA");
+  if (!env.isEmpty()) return QString::fromLocal8Bit(env);
+  return QDir::homePath() + QStringLiteral("/.cache/ember/llama.cpp-0.3.36");
+}
+
+// The path of models/ggml-vocab-NAME.gguf there, or empty with `why` filled in.
+inline QString findLlamaCppVocab(const QString& name, QString* why) {
+  const QString path =
+      llamaCppDataDir() + QStringLiteral("/models/ggml-vocab-%1.gguf").arg(name);
+  if (QFile::exists(path)) return path;
+  if (why) {
+    *why = QStringLiteral("%1 is missing: run scripts/fetch-llamacpp-vocab.sh or set "
+                          "EMBER_LLAMACPP_DATA").arg(path);
+  }
+  return {};
+}
 
 inline QString vocabFile(const QString& vocab) {
   return QStringLiteral("tokenizer/ggml-vocab-%1.gguf").arg(vocab);

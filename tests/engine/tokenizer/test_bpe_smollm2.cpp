@@ -35,7 +35,7 @@ class TestBpeSmollm2 : public QObject {
     const auto* bpe = dynamic_cast<const BpeTokenizer*>(&tokenizer);
     QVERIFY(bpe);
     QCOMPARE(QString::fromStdString(bpe->preName()), QStringLiteral("smollm"));
-    QCOMPARE(QString::fromStdString(std::string(bpe->preTokenizer().ruleSetName())),
+    QCOMPARE(QString::fromStdString(std::string(bpe->preTokenizer().typeName())),
              loadReference().value(QStringLiteral("rule_set")).toString());
     // Values read with gguf-py 0.19.0 from the same file.
     QCOMPARE(tokenizer.vocabSize(), size_t(49152));

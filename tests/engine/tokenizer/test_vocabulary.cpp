@@ -217,7 +217,11 @@ class TestVocabulary : public QObject {
     // gguf-py: eos = 1 (<eos>), token 106 is the control token <end_of_turn>.
     QCOMPARE(v.special.eos, std::optional<TokenId>(1));
     QCOMPARE(v.tokens[106], std::string("<end_of_turn>"));
-    QCOMPARE(v.special.endOfGeneration, (std::vector<TokenId>{1, 106}));
+    // Token 212 is "</s>", user-defined in the file; llama.cpp's llama_vocab::load makes that text
+    // a control, end-of-generation token whatever its type, and so does Ember.
+    QCOMPARE(v.tokens[212], std::string("</s>"));
+    QCOMPARE(v.types[212], TokenType::Control);
+    QCOMPARE(v.special.endOfGeneration, (std::vector<TokenId>{1, 106, 212}));
     QCOMPARE(v.special.addBos, true);
   }
 };
