@@ -96,6 +96,13 @@ void RemoteGenerator::run() {
       return;
     }
     ++t.attempt;
+    // Tell the consumer it waits (as a local request queued behind others does).
+    RequestEvent waiting;
+    waiting.id = t.id;
+    waiting.kind = RequestEvent::Kind::Progress;
+    waiting.waiting = true;
+    waiting.time = Clock::now();
+    t.sink(waiting);
     stopTransfer(t, loop.multi);
     loop.running--;
     loop.waiting++;

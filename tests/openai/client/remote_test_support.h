@@ -24,6 +24,7 @@ struct Outcome {
   RequestStats stats;
   bool finished = false;
   int finishedEvents = 0;
+  int waitingEvents = 0;  // Progress events with waiting = true
   Clock::time_point finishedAt;
 };
 
@@ -38,6 +39,8 @@ class Collector {
         outcome_.text += e.text;
         outcome_.pieces.push_back(e.text);
         if (abortAfter > 0 && static_cast<int>(outcome_.pieces.size()) == abortAfter) abortFn();
+      } else if (e.kind == RequestEvent::Kind::Progress) {
+        if (e.waiting) outcome_.waitingEvents++;
       } else if (e.kind == RequestEvent::Kind::Finished) {
         outcome_.stats = *e.stats;
         outcome_.finished = true;

@@ -147,6 +147,7 @@ class TestRemoteFaults : public QObject {
     const Outcome o = runRequest(g, chatRequest("503-twice", "hi"));
     QVERIFY2(o.stats.error.empty(), o.stats.error.c_str());
     QCOMPARE(stats()["requests"]["503-twice"].get<int>(), 3);
+    QCOMPARE(o.waitingEvents, 2);  // one "waiting" Progress event per retry
   }
 
   void serverErrorIs500() {
