@@ -50,4 +50,16 @@ RemoteServerOptions remoteOptionsFor(const UpstreamSpec& spec) {
   return o;
 }
 
+std::unique_ptr<Router> routerFor(const std::vector<std::string>& upstreamSpecs, Generator* local,
+                                  const RouterOptions& options) {
+  std::vector<RouterUpstream> upstreams;
+  if (local) upstreams.push_back(localUpstream(*local, "local"));
+  for (const std::string& text : upstreamSpecs) {
+    RemoteServerOptions remote = remoteOptionsFor(parseUpstreamSpec(text));
+    remote.maxRetries = 0;
+    upstreams.push_back(remoteUpstream(std::make_shared<RemoteGenerator>(std::move(remote))));
+  }
+  return std::make_unique<Router>(std::move(upstreams), options);
+}
+
 }  // namespace ember::openai

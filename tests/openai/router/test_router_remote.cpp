@@ -7,6 +7,7 @@
 #include "../client/remote_test_support.h"
 #include "common/test_paths.h"
 #include "router/router.h"
+#include "router/upstream_spec.h"
 
 using namespace ember;
 using namespace ember::openai;
@@ -30,15 +31,6 @@ struct Upstream {
   }
   ~Upstream() { stop(); }
 };
-
-std::shared_ptr<RemoteGenerator> remoteTo(const std::string& name, int port) {
-  RemoteServerOptions o;
-  o.name = name;
-  o.baseUrl = "http://127.0.0.1:" + std::to_string(port) + "/v1";
-  o.maxRetries = 0;  // the router sends a refused request elsewhere at once
-  o.connectTimeout = milliseconds(1000);
-  return std::make_shared<RemoteGenerator>(o);
-}
 
 const UpstreamCounters& counterOf(const std::vector<UpstreamCounters>& all, const std::string& n) {
   for (const auto& c : all)
@@ -65,8 +57,11 @@ class TestRouterRemote : public QObject {
     options.healthInterval = milliseconds(200);
     options.ejectAfterFailures = 2;
     options.readmitAfterSuccesses = 2;
-    Router router({remoteUpstream(remoteTo("one", one.port)), remoteUpstream(remoteTo("two", two.port))},
-                  options);
+    // As ember-serve builds it from --upstream NAME=URL.
+    const auto routerPtr = routerFor({"one=http://127.0.0.1:" + std::to_string(one.port) + "/v1",
+                                      "two=http://127.0.0.1:" + std::to_string(two.port) + "/v1"},
+                                     nullptr, options);
+    Router& router = *routerPtr;
     QCOMPARE(router.models().size(), size_t(11));  // both list the same 11 names
 
     // 16 concurrent requests: least outstanding spreads them over both.
