@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "client/remote_generator.h"
+#include "client/remote_http.h"
 #include "common/test_paths.h"
 #include "ember/error.h"
 #include "remote_test_support.h"
@@ -37,13 +38,10 @@ class TestRemoteFaults : public QObject {
     return o;
   }
   nlohmann::json stats() const {
-    RemoteServerOptions o = options();
-    // /stats is outside the OpenAI routes; read it with the same client code as /health.
-    const std::string url = "http://127.0.0.1:" + std::to_string(port_) + "/stats";
-    QProcess curl;
-    curl.start("curl", {"-s", QString::fromStdString(url)});
-    curl.waitForFinished(5000);
-    return nlohmann::json::parse(curl.readAllStandardOutput().toStdString());
+    // /stats is outside the OpenAI routes; read with the client's own one-shot GET.
+    const auto r = httpGet("http://127.0.0.1:" + std::to_string(port_) + "/stats", "",
+                           milliseconds(2000), milliseconds(5000));
+    return nlohmann::json::parse(r.body);
   }
 
  private slots:
