@@ -1,7 +1,9 @@
 #include "model/model_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <utility>
 
 #include "gguf/gguf_file.h"
 #include "model/architecture_rules.h"
@@ -11,11 +13,20 @@ namespace ember::model {
 namespace {
 
 Architecture parseArchitecture(const MetadataKeys& keys, const std::string& name) {
-  if (name == "llama") return Architecture::Llama;
-  if (name == "qwen2") return Architecture::Qwen2;
-  if (name == "gemma3") return Architecture::Gemma3;
+  static const std::pair<const char*, Architecture> kNames[] = {
+      {"llama", Architecture::Llama},     {"mistral3", Architecture::Mistral3},
+      {"qwen2", Architecture::Qwen2},
+      {"qwen3", Architecture::Qwen3},     {"gemma2", Architecture::Gemma2},
+      {"gemma3", Architecture::Gemma3},   {"granite", Architecture::Granite},
+      {"olmo2", Architecture::Olmo2},     {"phi3", Architecture::Phi3},
+      {"smollm3", Architecture::SmolLM3},
+  };
+  for (const auto& [text, architecture] : kNames)
+    if (name == text) return architecture;
   if (name.empty()) keys.fail("missing metadata key 'general.architecture'");
-  keys.fail("unsupported architecture '" + name + "' (supported: llama, qwen2, gemma3)");
+  std::string supported;
+  for (const auto& entry : kNames) supported += (supported.empty() ? "" : ", ") + std::string(entry.first);
+  keys.fail("unsupported architecture '" + name + "' (supported: " + supported + ")");
 }
 
 int32_t positiveInt32(const MetadataKeys& keys, const std::string& suffix, int64_t value) {
@@ -25,20 +36,56 @@ int32_t positiveInt32(const MetadataKeys& keys, const std::string& suffix, int64
   return static_cast<int32_t>(value);
 }
 
-// RoPE scaling as llama.cpp reads it: the factor from rope.scaling.factor (or the older
-// rope.scale_linear) turns into freq_scale = 1/factor; type "none" disables it.
-float readRopeFreqScale(const MetadataKeys& keys) {
+// RoPE scaling as llama.cpp reads it (llama_model_base::load_hparams and the context's YaRN
+// set-up): the factor from rope.scaling.factor (or the older rope.scale_linear) turns into
+// freq_scale = 1/factor; type "none" disables it; "yarn" adds the extrapolation blend and its
+// magnitude correction; "longrope" (phi3) divides the frequencies by the file's factors.
+float readRopeScaling(ModelConfig& c, const MetadataKeys& keys) {
   const std::string type = keys.optionalString("rope.scaling.type").value_or("linear");
-  if (type == "none") return 1.0f;
-  if (type != "linear")
+  if (type != "none" && type != "linear" && type != "yarn" && type != "longrope")
     keys.fail("metadata key '" + keys.key("rope.scaling.type") + "' = '" + type +
-              "' is not supported (supported: none, linear)");
+              "' is not supported (supported: none, linear, yarn, longrope)");
+  c.ropeOriginalContext = int32_t(keys.optionalInt("rope.scaling.original_context_length")
+                                      .value_or(c.contextLength));
+  if (c.ropeOriginalContext <= 0)
+    keys.fail("metadata key '" + keys.key("rope.scaling.original_context_length") +
+              "' must be positive");
+  const float attnFactor = keys.optionalFloat("rope.scaling.attn_factor").value_or(1.0f);
+  c.ropeAttnFactor = attnFactor;
+  if (type == "none") return 1.0f;
   auto factor = keys.optionalFloat("rope.scaling.factor");
   if (!factor) factor = keys.optionalFloat("rope.scale_linear");
-  if (!factor || *factor == 0.0f) return 1.0f;
-  if (!(*factor > 0.0f) || !std::isfinite(*factor))
+  if (factor && (!(*factor >= 0.0f) || !std::isfinite(*factor)))
     keys.fail("metadata key '" + keys.key("rope.scaling.factor") + "' must be positive");
-  return 1.0f / *factor;
+  const float freqScale = !factor || *factor == 0.0f ? 1.0f : 1.0f / *factor;
+  if (type == "longrope") {
+    // Ember picks the short factors, which llama.cpp uses while the context fits the original
+    // one, and so caps the context there (the long factors are not supported).
+    if (keys.file().findTensor("rope_factors_short.weight")) {
+      c.ropeFactorsTensor = "rope_factors_short.weight";
+      c.contextLength = std::min(c.contextLength, c.ropeOriginalContext);
+    }
+  }
+  if (type == "yarn") {
+    c.ropeExtFactor = keys.optionalFloat("rope.scaling.yarn_ext_factor").value_or(1.0f);
+    c.yarnBetaFast = keys.optionalFloat("rope.scaling.yarn_beta_fast").value_or(32.0f);
+    c.yarnBetaSlow = keys.optionalFloat("rope.scaling.yarn_beta_slow").value_or(1.0f);
+    if (c.ropeExtFactor != 0.0f) {
+      // llama.cpp's context: mscale(factor) = 0.1 ln(factor) + 1, divided by the same term that
+      // ggml's rope multiplies back in, times rope.scaling.attn_factor.
+      const float f = 1.0f / freqScale;
+      const auto mscale = [](float scale, float m) {
+        return scale <= 1.0f ? 1.0f : 0.1f * m * std::log(scale) + 1.0f;
+      };
+      float yarnAttn = mscale(f, 1.0f);
+      if (auto logMul = keys.optionalFloat("rope.scaling.yarn_log_multiplier");
+          logMul && *logMul != 0.0f)
+        yarnAttn = mscale(f, 1.0f) / mscale(f, *logMul);
+      yarnAttn *= 1.0f / (1.0f + 0.1f * std::log(f));
+      c.ropeAttnFactor = yarnAttn * attnFactor;
+    }
+  }
+  return freqScale;
 }
 
 void readVocabulary(ModelConfig& c, const MetadataKeys& keys) {
@@ -115,11 +162,12 @@ ModelConfig readModelConfig(const gguf::GgufFile& file) {
   c.rmsNormEps = keys.requiredFloat("attention.layer_norm_rms_epsilon");
   c.ropeDims = positiveInt32(keys, "rope.dimension_count",
                              keys.optionalInt("rope.dimension_count").value_or(c.headDim));
-  c.ropeFreqFactors = file.findTensor("rope_freqs.weight") != nullptr;
+  if (file.findTensor("rope_freqs.weight")) c.ropeFactorsTensor = "rope_freqs.weight";
 
   LayerAttention global;
   global.ropeFreqBase = keys.optionalFloat("rope.freq_base").value_or(10000.0f);
-  global.ropeFreqScale = readRopeFreqScale(keys);
+  global.ropeFreqScale = readRopeScaling(c, keys);
+  c.ropeFreqFactors = !c.ropeFactorsTensor.empty();
   c.layers.assign(size_t(c.layerCount), global);
   c.attentionScale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
 
@@ -148,9 +196,23 @@ std::string ModelConfig::describe() const {
     s << " base " << global->ropeFreqBase;
     if (global->ropeFreqScale != 1.0f) s << " scale " << global->ropeFreqScale;
   }
+  if (ropeExtFactor != 0.0f) s << " yarn (original context " << ropeOriginalContext << ")";
+  if (ropeAttnFactor != 1.0f) s << " attn factor " << ropeAttnFactor;
+  if (ropeFactorsTensor == "rope_factors_short.weight") s << " longrope short factors";
   if (firstLocal)
     s << ", sliding window " << slidingWindow << " on " << local << " of " << layerCount
       << " layers (rope base " << firstLocal->ropeFreqBase << ")";
+  int noRope = 0;
+  for (const LayerAttention& l : layers) noRope += l.rope ? 0 : 1;
+  if (noRope > 0) s << ", no RoPE on " << noRope << " of " << layerCount << " layers";
+  if (qkNormScope != QkNormScope::None)
+    s << ", qk-norm " << (qkNormScope == QkNormScope::PerHead ? "per head" : "whole rows");
+  if (!preNorms) s << ", no pre-norms";
+  if (postNorms) s << ", post-norms";
+  if (attentionSoftcap > 0.0f) s << ", attention softcap " << attentionSoftcap;
+  if (finalLogitSoftcap > 0.0f) s << ", logit softcap " << finalLogitSoftcap;
+  if (residualScale != 1.0f) s << ", residual scale " << residualScale;
+  if (logitScale != 1.0f) s << ", logit scale " << logitScale;
   return s.str();
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // The hyper-parameters of a decoder-only transformer, read from GGUF metadata once per model and
-// described per architecture. Everything the forward pass needs to know about the model's shape
-// and numerics lives here; the forward pass itself has no per-architecture branches beyond the
-// switches below (norm placement, activation, biases, QK-norm, sliding windows).
+// described per architecture (architecture_rules.cpp). Everything the forward pass needs to know
+// about the model's shape and numerics lives here; the layer itself (transformer_layer.h) reads
+// only the switches below (norm placement, activation, QK-norm, scales, soft-caps, windows, NoPE),
+// never the architecture's name.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,7 +23,16 @@ class ModelConfigError : public ember::Error {
   using ember::Error::Error;
 };
 
-enum class Architecture : uint8_t { Llama, Qwen2, Gemma3 };
+enum class Architecture : uint8_t {
+  Llama, Mistral3, Qwen2, Qwen3, Gemma2, Gemma3, Granite, Olmo2, Phi3, SmolLM3,
+};
+
+// What RMSNorm over q and k before RoPE normalizes, if anything.
+enum class QkNormScope : uint8_t {
+  None,
+  PerHead,  // each head of head_dim on its own, weights (head_dim) (qwen3, gemma3)
+  Whole,    // the whole q (n_head * head_dim) and k (n_kv_head * head_dim) rows (olmo2)
+};
 
 // How RoPE pairs the elements of a head: Normal rotates (x[2i], x[2i+1]) (llama.cpp's
 // LLAMA_ROPE_TYPE_NORM, used by `llama`); Neox rotates (x[i], x[i + dims/2]) (LLAMA_ROPE_TYPE_NEOX,
@@ -38,6 +48,7 @@ enum class FfnActivation : uint8_t {
 // Per-layer attention settings (they differ between sliding-window and global layers).
 struct LayerAttention {
   bool slidingWindow = false;  // attends to the last `window` positions only
+  bool rope = true;            // false: no position embedding on this layer (smollm3's NoPE layers)
   float ropeFreqBase = 10000.0f;
   float ropeFreqScale = 1.0f;  // positions are multiplied by this (linear scaling = 1/factor)
 };
@@ -60,8 +71,18 @@ struct ModelConfig {
   float rmsNormEps = 1e-5f;   // <arch>.attention.layer_norm_rms_epsilon
 
   RopeStyle ropeStyle = RopeStyle::Normal;
+  // YaRN (rope.scaling.type = yarn): positions interpolated by the layer's ropeFreqScale in the
+  // low frequencies and extrapolated in the high ones, blended over the dims between the
+  // correction dims of yarnBetaFast and yarnBetaSlow rotations in ropeOriginalContext positions.
+  float ropeExtFactor = 0.0f;  // 0: no YaRN blend
+  float ropeAttnFactor = 1.0f;  // multiplies cos and sin (rope.scaling.attn_factor, YaRN's mscale)
+  float yarnBetaFast = 32.0f, yarnBetaSlow = 1.0f;
+  int32_t ropeOriginalContext = 0;  // rope.scaling.original_context_length (default: context)
+  // The tensor of per-frequency divisors: rope_freqs.weight (Llama 3.1), or LongRoPE's
+  // rope_factors_short.weight (phi3); empty for none.
+  std::string ropeFactorsTensor;
   int32_t ropeDims = 0;  // <arch>.rope.dimension_count (default: headDim); dims past it are kept
-  bool ropeFreqFactors = false;  // a rope_freqs.weight tensor divides each frequency (Llama 3.1)
+  bool ropeFreqFactors = false;  // ropeFactorsTensor divides each frequency
   std::vector<LayerAttention> layers;  // (layerCount)
   int32_t slidingWindow = 0;  // positions a sliding-window layer sees (itself included); 0: none
 
@@ -71,9 +92,17 @@ struct ModelConfig {
   bool scaleQueries = false;
   float embeddingScale = 1.0f;     // multiplies the token embeddings (gemma: sqrt(n_embd))
   float finalLogitSoftcap = 0.0f;  // logits = cap * tanh(logits / cap) when > 0
-  bool attentionBias = false;      // q/k/v projections have biases (qwen2)
-  bool qkNorm = false;             // RMSNorm over each q and k head before RoPE (gemma3)
-  bool postNorms = false;  // RMSNorm on the attention and FFN outputs before the residual (gemma3)
+  float attentionSoftcap = 0.0f;   // scores = cap * tanh(scores / cap) before the softmax (gemma2)
+  float residualScale = 1.0f;      // multiplies each block's output before the residual (granite)
+  float logitScale = 1.0f;         // multiplies the logits (granite: 1 / logit_scale)
+  bool attentionBias = false;      // q/k/v projections must have biases (qwen2; optional elsewhere)
+  bool qkNorm = false;             // RMSNorm over q and k before RoPE (qwen3, gemma3, olmo2)
+  QkNormScope qkNormScope = QkNormScope::None;
+  bool preNorms = true;    // RMSNorm before the attention and the FFN (all but olmo2)
+  bool postNorms = false;  // RMSNorm on the attention and FFN outputs before the residual
+  // ffn_up holds gate and up stacked ([n_embd, 2 * n_ff], gate first) and there is no ffn_gate
+  // (phi3).
+  bool fusedGateUp = false;
   FfnActivation ffnActivation = FfnActivation::SiluGlu;
 
   int32_t qDim() const { return headCount * headDim; }         // width of the q projection

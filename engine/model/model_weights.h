@@ -9,23 +9,36 @@
 
 namespace ember::model {
 
+// A matrix as rows [firstRow, firstRow + rows) of a tensor: the whole tensor, or one part of a
+// fused one (phi3's attn_qkv holds q, k and v; its ffn_up holds gate then up). Each output row of
+// a projection depends only on its own weight row, so a part computes what the fused product's
+// slice would.
+struct MatrixRows {
+  const gguf::TensorInfo* tensor = nullptr;
+  uint64_t firstRow = 0;
+  uint64_t rows = 0;
+  explicit operator bool() const { return tensor != nullptr; }
+};
+
 struct LayerWeights {
-  const gguf::TensorInfo* attnNorm = nullptr;      // [n_embd]
-  const gguf::TensorInfo* wq = nullptr;            // [n_embd, n_head * head_dim]
-  const gguf::TensorInfo* wk = nullptr;            // [n_embd, n_kv_head * head_dim]
-  const gguf::TensorInfo* wv = nullptr;            // [n_embd, n_kv_head * value_dim]
-  const gguf::TensorInfo* bq = nullptr;            // [n_head * head_dim]        (qwen2)
-  const gguf::TensorInfo* bk = nullptr;            // [n_kv_head * head_dim]     (qwen2)
-  const gguf::TensorInfo* bv = nullptr;            // [n_kv_head * value_dim]    (qwen2)
-  const gguf::TensorInfo* qNorm = nullptr;         // [head_dim]                 (gemma3)
-  const gguf::TensorInfo* kNorm = nullptr;         // [head_dim]                 (gemma3)
+  const gguf::TensorInfo* attnNorm = nullptr;      // [n_embd]                (not olmo2)
+  MatrixRows wq;                                   // [n_embd, n_head * head_dim]
+  MatrixRows wk;                                   // [n_embd, n_kv_head * head_dim]
+  MatrixRows wv;                                   // [n_embd, n_kv_head * value_dim]
+  const gguf::TensorInfo* bq = nullptr;            // [n_head * head_dim]        (qwen2; optional)
+  const gguf::TensorInfo* bk = nullptr;            // [n_kv_head * head_dim]     (qwen2; optional)
+  const gguf::TensorInfo* bv = nullptr;            // [n_kv_head * value_dim]    (qwen2; optional)
+  // [head_dim] per head, or [n_head * head_dim] / [n_kv_head * head_dim] whole (olmo2)
+  const gguf::TensorInfo* qNorm = nullptr;
+  const gguf::TensorInfo* kNorm = nullptr;
   const gguf::TensorInfo* wo = nullptr;            // [n_head * value_dim, n_embd]
-  const gguf::TensorInfo* postAttnNorm = nullptr;  // [n_embd]                (gemma3)
-  const gguf::TensorInfo* ffnNorm = nullptr;       // [n_embd]
-  const gguf::TensorInfo* ffnGate = nullptr;       // [n_embd, n_ff]
-  const gguf::TensorInfo* ffnUp = nullptr;         // [n_embd, n_ff]
+  const gguf::TensorInfo* bo = nullptr;            // [n_embd]                (optional)
+  const gguf::TensorInfo* postAttnNorm = nullptr;  // [n_embd]                (gemma2/3, olmo2)
+  const gguf::TensorInfo* ffnNorm = nullptr;       // [n_embd]                (not olmo2)
+  MatrixRows ffnGate;                              // [n_embd, n_ff]
+  MatrixRows ffnUp;                                // [n_embd, n_ff]
   const gguf::TensorInfo* ffnDown = nullptr;       // [n_ff, n_embd]
-  const gguf::TensorInfo* postFfnNorm = nullptr;   // [n_embd]                 (gemma3)
+  const gguf::TensorInfo* postFfnNorm = nullptr;   // [n_embd]                (gemma2/3, olmo2)
 };
 
 struct ModelWeights {

@@ -1,15 +1,21 @@
 // ember-cli synth-model --shape llama3-8b|smollm2-135m --type q4_0|q8_0|f16 [--layers N]
 //                       --out FILE [--seed S] [--threads N]
-// Writes a GGUF with random weights in a real architecture's shapes (see model/synthetic_model.h)
-// for speed checks where the real model cannot travel.
+// ember-cli synth-model --arch A --preset tiny|tiny-yarn|tiny-longrope --out FILE
+//                       [--vocab FILE] [--seed S]
+// The first writes a GGUF with random weights in a real model's shapes (model/synthetic_model.h)
+// for speed checks where the real model cannot travel; the second a tiny model of architecture A
+// with the architecture's real structure and the tokenizer of the vocabulary GGUF --vocab
+// (default: tokenizer/ggml-vocab-llama-spm.gguf under $EMBER_TESTDATA), see model/tiny_model.h.
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "cli_args.h"
 #include "ember/error.h"
 #include "model/synthetic_model.h"
+#include "model/tiny_model.h"
 
 namespace ember::cli {
 namespace {
@@ -25,8 +31,36 @@ T wholeNumber(const std::string& name, const std::string& text) {
 
 }  // namespace
 
+namespace {
+
+int writeTiny(const ParsedArgs& args) {
+  model::TinyModelSpec spec;
+  spec.preset = args.value("--preset").value_or("tiny");
+  spec.architecture = args.required("--arch");
+  if (auto v = args.value("--vocab")) {
+    spec.vocabulary = *v;
+  } else if (const char* testdata = std::getenv("EMBER_TESTDATA")) {
+    spec.vocabulary = std::filesystem::path(testdata) / "tokenizer" / "ggml-vocab-llama-spm.gguf";
+  } else {
+    throw Error("synth-model --arch needs --vocab FILE (a GGUF with a tokenizer) or EMBER_TESTDATA");
+  }
+  if (auto v = args.value("--seed")) spec.seed = wholeNumber<uint64_t>("--seed", *v);
+  const std::filesystem::path out = args.required("--out");
+  model::writeTinyModel(spec, out);
+  std::printf("wrote %s (%.1f MiB): tiny %s, tokenizer of %s\n", out.string().c_str(),
+              double(std::filesystem::file_size(out)) / (1024.0 * 1024.0),
+              spec.architecture.c_str(), spec.vocabulary.filename().string().c_str());
+  return 0;
+}
+
+}  // namespace
+
 int runSynthModel(const Args& raw) {
-  const ParsedArgs args(raw, {"--shape", "--type", "--layers", "--out", "--seed", "--threads"}, {});
+  const ParsedArgs args(raw,
+                        {"--shape", "--type", "--layers", "--out", "--seed", "--threads", "--arch",
+                         "--preset", "--vocab"},
+                        {});
+  if (args.value("--arch")) return writeTiny(args);
   model::SyntheticModelSpec spec;
   spec.shape = args.required("--shape");
   spec.type = model::syntheticTypeFromName(args.value("--type").value_or("q4_0"));

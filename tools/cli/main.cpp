@@ -26,6 +26,9 @@ constexpr const char* kUsage =
     "       [--backend auto|cpu|cuda] [--json]\n"
     "  synth-model --shape llama3-8b|smollm2-135m --type q4_0|q8_0|f16 [--layers N]\n"
     "              --out FILE [--seed S] [--threads N]\n"
+    "  synth-model --arch llama|mistral3|qwen2|qwen3|gemma2|gemma3|granite|olmo2|phi3|smollm3\n"
+    "              --preset tiny|tiny-yarn|tiny-longrope --out FILE [--vocab VOCAB.gguf]\n"
+    "              [--seed S]\n"
     "  cut-model --model IN.gguf --layers N --out OUT.gguf\n";
 
 }  // namespace

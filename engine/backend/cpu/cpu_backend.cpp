@@ -22,6 +22,11 @@ CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& con
     p.freqScale = layer.ropeFreqScale;
     p.freqFactors = weights_.ropeFreqs.empty() ? nullptr : weights_.ropeFreqs.data();
     p.style = config_.ropeStyle;
+    p.extFactor = config_.ropeExtFactor;
+    p.attnFactor = config_.ropeAttnFactor;
+    if (p.extFactor != 0.0f)
+      ops::yarnCorrectionDims(p.dims, config_.ropeOriginalContext, p.freqBase,
+                              config_.yarnBetaFast, config_.yarnBetaSlow, p.corrDims);
     auto same = [&](const ops::RopeParams& o) {
       return o.freqBase == p.freqBase && o.freqScale == p.freqScale;
     };
@@ -172,21 +177,10 @@ void CpuBackend::computeLogits(int64_t outputs, ForwardOutput& out) {
   out.logits.resize(size_t(outputs) * size_t(config_.vocabSize));
   if (outputs == 0) return;
   matmul(pool_, weights_.output, ws_.outputRows.data(), outputs, out.logits.data(), ws_.matmul);
+  if (config_.logitScale != 1.0f)  // granite: as ggml_scale, in float
+    for (float& v : out.logits) v *= config_.logitScale;
   if (config_.finalLogitSoftcap > 0.0f)
     ops::softcap(out.logits.data(), int64_t(out.logits.size()), config_.finalLogitSoftcap);
-}
-
-void CpuBackend::forward(const ForwardBatch& batch, ForwardOutput& out) {
-  int64_t outputs = 0;
-  planBatch(batch, outputs);
-  const int64_t tokens = int64_t(batch.tokens.size());
-  embedTokens(batch, tokens);
-  computeRopeAngles(tokens);
-  for (int32_t il = 0; il < config_.layerCount; ++il) {
-    attentionBlock(batch, il, tokens);
-    feedForwardBlock(il, tokens);
-  }
-  computeLogits(outputs, out);
 }
 
 std::unique_ptr<Backend> makeCpuBackend(const gguf::GgufFile& file, int threads) {

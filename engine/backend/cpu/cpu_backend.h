@@ -40,13 +40,13 @@ class CpuBackend final : public Backend {
   int threads() const { return pool_.size(); }
 
  private:
+  friend class CpuLayerOps;  // the layer operations (cpu_backend_layer.cpp) run on our buffers
+
   // Checks the batch against the KV pool and the model; fills tokenSequence/tokenPosition and
   // outputTokens; returns the longest attention span. Throws ember::Error on a bad batch.
   int64_t planBatch(const ForwardBatch& batch, int64_t& outputs);
   void embedTokens(const ForwardBatch& batch, int64_t tokens);
   void computeRopeAngles(int64_t tokens);
-  void attentionBlock(const ForwardBatch& batch, int32_t layer, int64_t tokens);
-  void feedForwardBlock(int32_t layer, int64_t tokens);
   void computeLogits(int64_t outputs, ForwardOutput& out);
   ops::KvLayerView kvLayer(int32_t layer) const;
   // y (T, n) += x (T, n), split over the pool.

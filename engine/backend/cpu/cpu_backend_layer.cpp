@@ -1,26 +1,240 @@
-// One transformer layer of the CPU forward pass: the attention block and the feed-forward block,
-// each over all T tokens of the step at once (the matrix products run with n = T).
-//
-//   h    = x + [post_norm](attn_output(attention(rope(qk_norm(q)), rope(qk_norm(k)), v)))
-//            where q, k, v = proj(rmsnorm(x, attn_norm)) [+ bias]
-//   out  = h + [post_norm](ffn_down(act(ffn_gate(n)) * ffn_up(n)))    n = rmsnorm(h, ffn_norm)
+// The CPU forward pass: the model's layers (model/transformer_layer.h) run over the CPU's
+// implementation of the layer operations, each over all T tokens of the step at once (the matrix
+// products run with n = T). Every operation computes what llama.cpp's CPU graph computes for it,
+// in the same order, so that logits match it (ops/attention.h says how).
 #include <algorithm>
+#include <cmath>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/ops/activations.h"
 #include "backend/cpu/ops/norm.h"
+#include "model/transformer_layer.h"
 
 namespace ember::cpu {
-namespace {
 
-void addBias(float* x, const std::vector<float>& bias, int64_t rows) {
-  if (bias.empty()) return;
-  const int64_t width = int64_t(bias.size());
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t i = 0; i < width; ++i) x[r * width + i] += bias[size_t(i)];
+using model::Activation;
+using model::LayerTensor;
+
+class CpuLayerOps final : public model::LayerOps {
+ public:
+  CpuLayerOps(CpuBackend& backend, const ForwardBatch& batch, int64_t tokens)
+      : b_(backend), ws_(backend.ws_), c_(backend.config_), batch_(batch), tokens_(tokens) {}
+
+  bool has(int32_t layer, LayerTensor tensor) const override {
+    const CpuLayerWeights& w = b_.weights_.layers[size_t(layer)];
+    switch (tensor) {
+      case LayerTensor::Bq: return !w.bq.empty();
+      case LayerTensor::Bk: return !w.bk.empty();
+      case LayerTensor::Bv: return !w.bv.empty();
+      case LayerTensor::Bo: return !w.bo.empty();
+      case LayerTensor::AttnNorm: return !w.attnNorm.empty();
+      case LayerTensor::FfnNorm: return !w.ffnNorm.empty();
+      case LayerTensor::QNorm: return !w.qNorm.empty();
+      case LayerTensor::KNorm: return !w.kNorm.empty();
+      case LayerTensor::PostAttnNorm: return !w.postAttnNorm.empty();
+      case LayerTensor::PostFfnNorm: return !w.postFfnNorm.empty();
+      default: return true;  // the matrices are always bound
+    }
+  }
+
+  void project(int32_t layer, LayerTensor w, Activation x, Activation y) override {
+    matmul(b_.pool_, matrix(layer, w), buffer(x), tokens_, buffer(y), ws_.matmul);
+  }
+
+  void addBias(int32_t layer, LayerTensor bias, Activation y) override {
+    const std::vector<float>& b = vector(layer, bias);
+    float* out = buffer(y);
+    const int64_t width = int64_t(b.size());
+    for (int64_t r = 0; r < tokens_; ++r)
+      for (int64_t i = 0; i < width; ++i) out[r * width + i] += b[size_t(i)];
+  }
+
+  void rmsNorm(int32_t layer, LayerTensor weight, Activation x, int32_t width,
+               Activation y) override {
+    b_.rmsNormRows(buffer(x), vector(layer, weight), tokens_ * (this->width(x) / width), width,
+                   buffer(y));
+  }
+
+  void rope(int32_t layer, Activation x, int32_t heads) override {
+    const int variant = b_.layerRopeVariant_[size_t(layer)];
+    const ops::RopeParams& rope = b_.ropeVariants_[size_t(variant)];
+    const float* angles = ws_.rope.data() + int64_t(variant) * tokens_ * c_.ropeDims;
+    float* data = buffer(x);
+    const int64_t stride = width(x);
+    b_.pool_.parallelFor(tokens_, 1, [&](int64_t begin, int64_t end, int) {
+      for (int64_t t = begin; t < end; ++t)
+        ops::applyRope(rope, angles + t * c_.ropeDims, data + t * stride, heads, c_.headDim);
+    });
+  }
+
+  void writeKv(int32_t layer) override {
+    const ops::KvLayerView kv = b_.kvLayer(layer);
+    const int64_t kDim = c_.kvDim(), vDim = c_.vDim();
+    b_.pool_.parallelFor(tokens_, 1, [&](int64_t begin, int64_t end, int) {
+      for (int64_t t = begin; t < end; ++t) {
+        const BatchSequence& s = batch_.sequences[size_t(ws_.tokenSequence[size_t(t)])];
+        ops::storeKv(kv, s.blockTable, ws_.tokenPosition[size_t(t)], ws_.k.data() + t * kDim,
+                     ws_.v.data() + t * vDim);
+      }
+    });
+  }
+
+  void attention(int32_t layer, const model::AttentionStep& step) override;
+
+  void gatedActivation(model::FfnActivation activation) override {
+    const int64_t ff = c_.ffnDim;
+    const bool gelu = activation == model::FfnActivation::GeluTanhGlu;
+    b_.pool_.parallelFor(tokens_, 1, [&](int64_t begin, int64_t end, int) {
+      for (int64_t t = begin; t < end; ++t) {  // row by row: the activations chunk each row
+        float* gate = ws_.gate.data() + t * ff;
+        const float* up = ws_.up.data() + t * ff;
+        if (gelu)
+          ops::geluTanhGluRow(gate, up, gate, ff);
+        else
+          ops::siluGluRow(gate, up, gate, ff);
+      }
+    });
+  }
+
+  void scale(Activation x, float factor) override {
+    float* data = buffer(x);
+    const int64_t count = tokens_ * width(x);
+    for (int64_t i = 0; i < count; ++i) data[i] *= factor;  // as ggml_scale, in float
+  }
+
+  void addResidual(Activation delta) override {
+    b_.addInPlace(ws_.hidden.data(), buffer(delta), tokens_ * c_.embeddingDim);
+  }
+
+ private:
+  float* buffer(Activation a) {
+    switch (a) {
+      case Activation::Hidden: return ws_.hidden.data();
+      case Activation::Normed: return ws_.normed.data();
+      case Activation::Q: return ws_.q.data();
+      case Activation::K: return ws_.k.data();
+      case Activation::V: return ws_.v.data();
+      case Activation::Attention: return ws_.attention.data();
+      case Activation::BlockOut:
+      case Activation::PostNormed: return ws_.blockOut.data();  // post-norms run in place
+      case Activation::Gate:
+      case Activation::Activated: return ws_.gate.data();  // the activation runs in place
+      case Activation::Up: return ws_.up.data();
+    }
+    return nullptr;
+  }
+
+  // Floats per token.
+  int64_t width(Activation a) const {
+    switch (a) {
+      case Activation::Q: return c_.qDim();
+      case Activation::K: return c_.kvDim();
+      case Activation::V: return c_.vDim();
+      case Activation::Attention: return c_.attnOutDim();
+      case Activation::Gate:
+      case Activation::Up:
+      case Activation::Activated: return c_.ffnDim;
+      default: return c_.embeddingDim;
+    }
+  }
+
+  const WeightMatrix& matrix(int32_t layer, LayerTensor t) const {
+    const CpuLayerWeights& w = b_.weights_.layers[size_t(layer)];
+    switch (t) {
+      case LayerTensor::Wq: return w.wq;
+      case LayerTensor::Wk: return w.wk;
+      case LayerTensor::Wv: return w.wv;
+      case LayerTensor::Wo: return w.wo;
+      case LayerTensor::FfnGate: return w.ffnGate;
+      case LayerTensor::FfnUp: return w.ffnUp;
+      default: return w.ffnDown;
+    }
+  }
+
+  const std::vector<float>& vector(int32_t layer, LayerTensor t) const {
+    const CpuLayerWeights& w = b_.weights_.layers[size_t(layer)];
+    switch (t) {
+      case LayerTensor::AttnNorm: return w.attnNorm;
+      case LayerTensor::Bq: return w.bq;
+      case LayerTensor::Bk: return w.bk;
+      case LayerTensor::Bv: return w.bv;
+      case LayerTensor::Bo: return w.bo;
+      case LayerTensor::QNorm: return w.qNorm;
+      case LayerTensor::KNorm: return w.kNorm;
+      case LayerTensor::PostAttnNorm: return w.postAttnNorm;
+      case LayerTensor::FfnNorm: return w.ffnNorm;
+      default: return w.postFfnNorm;
+    }
+  }
+
+  CpuBackend& b_;
+  CpuWorkspace& ws_;
+  const model::ModelConfig& c_;
+  const ForwardBatch& batch_;
+  const int64_t tokens_;
+};
+
+void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
+  (void)layer;
+  const int64_t qDim = c_.qDim();
+  // llama.cpp scales Qcur in float where the architecture does, then takes q.k with q converted
+  // to the fp16 of the cache.
+  b_.pool_.parallelFor(tokens_, 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t t = begin; t < end; ++t) {
+      float* q = ws_.q.data() + t * qDim;
+      if (step.queryScale != 1.0f)
+        for (int64_t i = 0; i < qDim; ++i) q[i] *= step.queryScale;
+      ops::roundToHalfPrecision(q, qDim);
+    }
+  });
+
+  // Causal attention in tiles (cpu_backend_workspace.h): consecutive tokens of one sequence times
+  // the query heads of a GQA group, one work item per (tile, kv head, head slice).
+  const ops::KvLayerView kv = b_.kvLayer(layer);
+  const int32_t groupSize = c_.headCount / c_.kvHeadCount;
+  const AttentionTiling tiling = attentionTiling(c_);
+  const int32_t headSlices = (groupSize + tiling.heads - 1) / tiling.heads;
+  int64_t tiles = 0;
+  for (int64_t t = 0; t < tokens_;) {
+    ws_.attentionTiles[size_t(tiles++)] = int32_t(t);
+    const int32_t sequence = ws_.tokenSequence[size_t(t)];
+    const int64_t start = t;
+    while (++t < tokens_ && t - start < tiling.tokens && ws_.tokenSequence[size_t(t)] == sequence) {
+    }
+  }
+  ws_.attentionTiles[size_t(tiles)] = int32_t(tokens_);
+  const int64_t items = tiles * c_.kvHeadCount * headSlices;
+  b_.pool_.parallelFor(items, 1, [&](int64_t begin, int64_t end, int thread) {
+    float* scratch = ws_.attentionScratch.data() + int64_t(thread) * ws_.scratchStride;
+    ops::AttentionQuery queries[ops::kMaxTileQueries];
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t tile = item / (int64_t(c_.kvHeadCount) * headSlices);
+      const int32_t kvHead = int32_t(item / headSlices % c_.kvHeadCount);
+      const int32_t headBegin = kvHead * groupSize + int32_t(item % headSlices) * tiling.heads;
+      const int32_t headEnd = std::min(headBegin + tiling.heads, (kvHead + 1) * groupSize);
+      const int32_t tokenBegin = ws_.attentionTiles[size_t(tile)];
+      const int32_t tokenEnd = ws_.attentionTiles[size_t(tile) + 1];
+      const BatchSequence& s = batch_.sequences[size_t(ws_.tokenSequence[size_t(tokenBegin)])];
+      int count = 0;
+      for (int32_t t = tokenBegin; t < tokenEnd; ++t) {
+        const int32_t position = ws_.tokenPosition[size_t(t)];
+        // A sliding-window layer sees positions p with position - p < window (llama.cpp's
+        // LLAMA_SWA_TYPE_STANDARD mask).
+        const int32_t first = step.window > 0 ? std::max(0, position - step.window + 1) : 0;
+        for (int32_t head = headBegin; head < headEnd; ++head)
+          queries[count++] = {
+              ws_.q.data() + t * qDim + int64_t(head) * c_.headDim, first, position,
+              ws_.attention.data() + t * c_.attnOutDim() + int64_t(head) * c_.valueDim};
+      }
+      // llama.cpp's summation order for a one-token step, chosen by the sequence's own token count,
+      // so a sequence computes the same whatever else shares the step.
+      const ops::StepKind stepKind =
+          s.tokenCount == 1 ? ops::StepKind::OneToken : ops::StepKind::SeveralTokens;
+      ops::attendHeads({queries, size_t(count)}, kv, s.blockTable, kvHead, step.scoreScale,
+                       stepKind, scratch, step.softcap);
+    }
+  });
 }
-
-}  // namespace
 
 void CpuBackend::addInPlace(float* y, const float* x, int64_t count) {
   pool_.parallelFor(count, 4096, [&](int64_t begin, int64_t end, int) {
@@ -38,120 +252,15 @@ void CpuBackend::rmsNormRows(const float* x, const std::vector<float>& weight, i
   });
 }
 
-void CpuBackend::attentionBlock(const ForwardBatch& batch, int32_t layer, int64_t tokens) {
-  const CpuLayerWeights& w = weights_.layers[size_t(layer)];
-  const model::ModelConfig& c = config_;
-  const int64_t embd = c.embeddingDim, qDim = c.qDim(), kDim = c.kvDim(), vDim = c.vDim();
-
-  rmsNormRows(ws_.hidden.data(), w.attnNorm, tokens, embd, ws_.normed.data());
-  matmul(pool_, w.wq, ws_.normed.data(), tokens, ws_.q.data(), ws_.matmul);
-  matmul(pool_, w.wk, ws_.normed.data(), tokens, ws_.k.data(), ws_.matmul);
-  matmul(pool_, w.wv, ws_.normed.data(), tokens, ws_.v.data(), ws_.matmul);
-  addBias(ws_.q.data(), w.bq, tokens);
-  addBias(ws_.k.data(), w.bk, tokens);
-  addBias(ws_.v.data(), w.bv, tokens);
-  if (c.qkNorm) {  // per head: q (T * n_head, head_dim), k (T * n_kv_head, head_dim)
-    rmsNormRows(ws_.q.data(), w.qNorm, tokens * c.headCount, c.headDim, ws_.q.data());
-    rmsNormRows(ws_.k.data(), w.kNorm, tokens * c.kvHeadCount, c.headDim, ws_.k.data());
-  }
-
-  // RoPE by each token's position, then keys and values into the sequence's KV blocks (fp16).
-  const int variant = layerRopeVariant_[size_t(layer)];
-  const ops::RopeParams& rope = ropeVariants_[size_t(variant)];
-  const float* angles = ws_.rope.data() + int64_t(variant) * tokens * c.ropeDims;
-  const ops::KvLayerView kv = kvLayer(layer);
-  pool_.parallelFor(tokens, 1, [&](int64_t begin, int64_t end, int) {
-    for (int64_t t = begin; t < end; ++t) {
-      const float* cosSin = angles + t * c.ropeDims;
-      ops::applyRope(rope, cosSin, ws_.q.data() + t * qDim, c.headCount, c.headDim);
-      ops::applyRope(rope, cosSin, ws_.k.data() + t * kDim, c.kvHeadCount, c.headDim);
-      float* q = ws_.q.data() + t * qDim;
-      if (c.scaleQueries)  // gemma: llama.cpp scales Qcur before the attention, in float
-        for (int64_t i = 0; i < qDim; ++i) q[i] *= c.attentionScale;
-      ops::roundToHalfPrecision(q, qDim);  // llama.cpp takes q.k with q converted to fp16
-      const BatchSequence& s = batch.sequences[size_t(ws_.tokenSequence[size_t(t)])];
-      ops::storeKv(kv, s.blockTable, ws_.tokenPosition[size_t(t)], ws_.k.data() + t * kDim,
-                   ws_.v.data() + t * vDim);
-    }
-  });
-
-  // Causal attention in tiles (cpu_backend_workspace.h): consecutive tokens of one sequence times
-  // the query heads of a GQA group, one work item per (tile, kv head, head slice).
-  const bool sliding = c.layers[size_t(layer)].slidingWindow;
-  const int32_t groupSize = c.headCount / c.kvHeadCount;
-  const float scoreScale = c.scaleQueries ? 1.0f : c.attentionScale;
-  const AttentionTiling tiling = attentionTiling(c);
-  const int32_t headSlices = (groupSize + tiling.heads - 1) / tiling.heads;
-  int64_t tiles = 0;
-  for (int64_t t = 0; t < tokens;) {
-    ws_.attentionTiles[size_t(tiles++)] = int32_t(t);
-    const int32_t sequence = ws_.tokenSequence[size_t(t)];
-    const int64_t start = t;
-    while (++t < tokens && t - start < tiling.tokens && ws_.tokenSequence[size_t(t)] == sequence) {
-    }
-  }
-  ws_.attentionTiles[size_t(tiles)] = int32_t(tokens);
-  const int64_t items = tiles * c.kvHeadCount * headSlices;
-  pool_.parallelFor(items, 1, [&](int64_t begin, int64_t end, int thread) {
-    float* scratch = ws_.attentionScratch.data() + int64_t(thread) * ws_.scratchStride;
-    ops::AttentionQuery queries[ops::kMaxTileQueries];
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t tile = item / (int64_t(c.kvHeadCount) * headSlices);
-      const int32_t kvHead = int32_t(item / headSlices % c.kvHeadCount);
-      const int32_t headBegin = kvHead * groupSize + int32_t(item % headSlices) * tiling.heads;
-      const int32_t headEnd = std::min(headBegin + tiling.heads, (kvHead + 1) * groupSize);
-      const int32_t tokenBegin = ws_.attentionTiles[size_t(tile)];
-      const int32_t tokenEnd = ws_.attentionTiles[size_t(tile) + 1];
-      const BatchSequence& s = batch.sequences[size_t(ws_.tokenSequence[size_t(tokenBegin)])];
-      int count = 0;
-      for (int32_t t = tokenBegin; t < tokenEnd; ++t) {
-        const int32_t position = ws_.tokenPosition[size_t(t)];
-        // A sliding-window layer sees positions p with position - p < window (llama.cpp's
-        // LLAMA_SWA_TYPE_STANDARD mask).
-        const int32_t first = sliding ? std::max(0, position - c.slidingWindow + 1) : 0;
-        for (int32_t head = headBegin; head < headEnd; ++head)
-          queries[count++] = {
-              ws_.q.data() + t * qDim + int64_t(head) * c.headDim, first, position,
-              ws_.attention.data() + t * c.attnOutDim() + int64_t(head) * c.valueDim};
-      }
-      // llama.cpp's summation order for a one-token step, chosen by the sequence's own token count,
-      // so a sequence computes the same whatever else shares the step.
-      const ops::StepKind stepKind =
-          s.tokenCount == 1 ? ops::StepKind::OneToken : ops::StepKind::SeveralTokens;
-      ops::attendHeads({queries, size_t(count)}, kv, s.blockTable, kvHead, scoreScale, stepKind,
-                       scratch);
-    }
-  });
-
-  matmul(pool_, w.wo, ws_.attention.data(), tokens, ws_.blockOut.data(), ws_.matmul);
-  if (c.postNorms)
-    rmsNormRows(ws_.blockOut.data(), w.postAttnNorm, tokens, embd, ws_.blockOut.data());
-  addInPlace(ws_.hidden.data(), ws_.blockOut.data(), tokens * embd);
-}
-
-void CpuBackend::feedForwardBlock(int32_t layer, int64_t tokens) {
-  const CpuLayerWeights& w = weights_.layers[size_t(layer)];
-  const model::ModelConfig& c = config_;
-  const int64_t embd = c.embeddingDim, ff = c.ffnDim;
-
-  rmsNormRows(ws_.hidden.data(), w.ffnNorm, tokens, embd, ws_.normed.data());
-  matmul(pool_, w.ffnGate, ws_.normed.data(), tokens, ws_.gate.data(), ws_.matmul);
-  matmul(pool_, w.ffnUp, ws_.normed.data(), tokens, ws_.up.data(), ws_.matmul);
-  const bool gelu = c.ffnActivation == model::FfnActivation::GeluTanhGlu;
-  pool_.parallelFor(tokens, 1, [&](int64_t begin, int64_t end, int) {
-    for (int64_t t = begin; t < end; ++t) {  // row by row: the activations chunk each row
-      float* gate = ws_.gate.data() + t * ff;
-      const float* up = ws_.up.data() + t * ff;
-      if (gelu)
-        ops::geluTanhGluRow(gate, up, gate, ff);
-      else
-        ops::siluGluRow(gate, up, gate, ff);
-    }
-  });
-  matmul(pool_, w.ffnDown, ws_.gate.data(), tokens, ws_.blockOut.data(), ws_.matmul);
-  if (c.postNorms)
-    rmsNormRows(ws_.blockOut.data(), w.postFfnNorm, tokens, embd, ws_.blockOut.data());
-  addInPlace(ws_.hidden.data(), ws_.blockOut.data(), tokens * embd);
+void CpuBackend::forward(const ForwardBatch& batch, ForwardOutput& out) {
+  int64_t outputs = 0;
+  planBatch(batch, outputs);
+  const int64_t tokens = int64_t(batch.tokens.size());
+  embedTokens(batch, tokens);
+  computeRopeAngles(tokens);
+  CpuLayerOps ops(*this, batch, tokens);
+  model::runTransformerLayers(config_, ops);
+  computeLogits(outputs, out);
 }
 
 }  // namespace ember::cpu

@@ -9,6 +9,14 @@ class Loader {
     bytes += tensor->byteSize;
     return weightMatrix(*tensor);
   }
+  // Rows of a tensor (a part of a fused one is counted once, with its first part).
+  WeightMatrix matrix(const model::MatrixRows& part) {
+    WeightMatrix w = weightMatrix(*part.tensor);
+    if (part.firstRow == 0) bytes += part.tensor->byteSize;
+    w.data += part.firstRow * w.rowBytes;
+    w.rows = int64_t(part.rows);
+    return w;
+  }
   // A 1-D tensor as float32 (empty for an absent optional tensor).
   std::vector<float> vector(const gguf::TensorInfo* tensor) {
     if (!tensor) return {};
@@ -49,6 +57,7 @@ CpuWeights loadCpuWeights(const model::ModelWeights& weights) {
     c.bq = load.vector(l.bq);
     c.bk = load.vector(l.bk);
     c.bv = load.vector(l.bv);
+    c.bo = load.vector(l.bo);
     w.layers.push_back(std::move(c));
   }
   w.bytes = load.bytes;

@@ -11,16 +11,17 @@
 namespace ember::cpu {
 
 struct CpuLayerWeights {
-  WeightMatrix wq, wk, wv, wo;           // attention projections
-  WeightMatrix ffnGate, ffnUp, ffnDown;  // feed-forward
-  std::vector<float> attnNorm;           // (n_embd)
-  std::vector<float> ffnNorm;            // (n_embd)
+  WeightMatrix wq, wk, wv, wo;           // attention projections (parts of attn_qkv when fused)
+  WeightMatrix ffnGate, ffnUp, ffnDown;  // feed-forward (gate, up: parts of ffn_up when fused)
+  std::vector<float> attnNorm;           // (n_embd) or empty (olmo2)
+  std::vector<float> ffnNorm;            // (n_embd) or empty (olmo2)
   std::vector<float> postAttnNorm;       // (n_embd) or empty
   std::vector<float> postFfnNorm;        // (n_embd) or empty
-  std::vector<float> qNorm, kNorm;       // (head_dim) or empty
+  std::vector<float> qNorm, kNorm;       // (head_dim), the whole q / k width (olmo2), or empty
   std::vector<float> bq;                 // (n_head * head_dim) or empty
   std::vector<float> bk;                 // (n_kv_head * head_dim) or empty
   std::vector<float> bv;                 // (n_kv_head * value_dim) or empty
+  std::vector<float> bo;                 // (n_embd) or empty
 };
 
 struct CpuWeights {

@@ -1,8 +1,6 @@
 #pragma once
-// The CUDA implementation of ember::Backend: the same forward pass as the CPU backend
-// (backend/cpu/cpu_backend_layer.cpp: llama, qwen2 biases, gemma3 embedding scale, QK-norm,
-// post-norms, GeGLU, sliding-window layers with their own RoPE base, final softcap, tied output)
-// over the kernels of kernels/include/ember/kernels/kernels.h, on one stream.
+// The CUDA implementation of ember::Backend: the layer of model/transformer_layer.h, as the CPU
+// backend runs it, over the kernels of kernels/include/ember/kernels/kernels.h, on one stream.
 //
 // Weights live on the device (uploaded once); the KV block pool is fp16 in the kernels' layout,
 // per layer keys (blockCount + 1, n_kv_head, blockSize, head_dim) then values (blockCount + 1,
@@ -25,6 +23,7 @@
 #include "backend/cuda/cuda_workspace.h"
 #include "gguf/gguf_file.h"
 #include "model/model_config.h"
+#include "model/transformer_layer.h"
 
 namespace ember::cuda {
 
@@ -55,6 +54,8 @@ class CudaBackend final : public Backend {
   const GraphStats& graphStats() const { return graphs_.stats(); }
 
  private:
+  friend class CudaLayerOps;  // the layer operations (cuda_backend_layer.cpp) run on our buffers
+
   // Copies one KV block (all layers) between the pool and host memory; false for a bad block.
   bool transferKvBlock(int32_t block, std::byte* host, size_t bytes, cudaMemcpyKind kind);
   // Device pointers into the uploaded metadata of the current step.
@@ -76,12 +77,11 @@ class CudaBackend final : public Backend {
   // cuda_backend_layer.cpp: everything between the metadata upload and the logits download;
   // only enqueues work on stream_ (it is what a CUDA graph captures).
   void runModel(const StepPlan& plan, const StepInputs& in);
-  void attentionBlock(int32_t layer, const StepPlan& plan, const StepInputs& in);
-  void feedForwardBlock(int32_t layer, int32_t tokens);
   void computeLogits(const StepPlan& plan, const StepInputs& in);
   // y (tokens, w.rows) = x (tokens, w.cols) W^T
   void project(const DeviceMatrix& w, const float* x, int32_t tokens, float* y);
-  kernels::AttentionShape attentionShape(int32_t layer) const;
+  // The attention kernel's shape for a layer's attention step (model/transformer_layer.h).
+  kernels::AttentionShape attentionShape(const model::AttentionStep& step) const;
   __half* keyCache(int32_t layer) const;
   __half* valueCache(int32_t layer) const;
 

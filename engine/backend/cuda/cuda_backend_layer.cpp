@@ -1,31 +1,199 @@
-// The CUDA forward pass proper, as backend/cpu/cpu_backend_layer.cpp computes it on the CPU:
+// The CUDA forward pass proper: the model's layers (model/transformer_layer.h) over the CUDA
+// implementation of the layer operations, each a straight call of one kernel of
+// kernels/include/ember/kernels/kernels.h, then the logits:
 //
-//   x    = embed(tokens) * embedding_scale
-//   h    = x + [post_norm](attn_output(attention(rope(qk_norm(q)), rope(qk_norm(k)), v)))
-//            where q, k, v = proj(rmsnorm(x, attn_norm)) [+ bias]
-//   out  = h + [post_norm](ffn_down(act(ffn_gate(n)) * ffn_up(n)))    n = rmsnorm(h, ffn_norm)
-//   logits = [softcap](output(rmsnorm(out, output_norm)))   for the requested rows only
+//   x      = embed(tokens) * embedding_scale
+//   x      = layers(x)                                        (model/transformer_layer.h)
+//   logits = [softcap](output(rmsnorm(x, output_norm)))       for the requested rows only
 //
 // Each residual add is fused with the norm that follows it (addRmsNorm). Everything here only
 // enqueues work on stream_, so that a decode step can be captured into a CUDA graph.
 #include "backend/cuda/cuda_backend.h"
 
+#include "model/transformer_layer.h"
+
 namespace ember::cuda {
 
 namespace k = ember::kernels;
+using model::Activation;
+using model::LayerTensor;
 
-kernels::AttentionShape CudaBackend::attentionShape(int32_t layer) const {
+class CudaLayerOps final : public model::LayerOps {
+ public:
+  CudaLayerOps(CudaBackend& backend, const StepPlan& plan, const CudaBackend::StepInputs& in)
+      : b_(backend), ws_(backend.ws_), c_(backend.config_), plan_(plan), in_(in) {}
+
+  bool has(int32_t layer, LayerTensor tensor) const override {
+    if (tensor == LayerTensor::Bq || tensor == LayerTensor::Bk || tensor == LayerTensor::Bv ||
+        tensor == LayerTensor::Bo || tensor == LayerTensor::AttnNorm ||
+        tensor == LayerTensor::FfnNorm || tensor == LayerTensor::QNorm ||
+        tensor == LayerTensor::KNorm || tensor == LayerTensor::PostAttnNorm ||
+        tensor == LayerTensor::PostFfnNorm)
+      return vector(layer, tensor) != nullptr;
+    return true;
+  }
+
+  void project(int32_t layer, LayerTensor w, Activation x, Activation y) override {
+    b_.site_.layer = layer;
+    b_.project(matrix(layer, w), buffer(x), plan_.tokens, buffer(y));
+  }
+
+  void addBias(int32_t layer, LayerTensor bias, Activation y) override {
+    b_.check(k::addBias(buffer(y), vector(layer, bias), plan_.tokens, width(y), b_.stream_),
+             "addBias");
+  }
+
+  void rmsNorm(int32_t layer, LayerTensor weight, Activation x, int32_t width,
+               Activation y) override {
+    if (x == y) {  // QK-norm, in place: per head, or the whole row as one "head" (olmo2)
+      b_.check(k::rmsNormHeads(buffer(x), vector(layer, weight), plan_.tokens,
+                               this->width(x) / width, width, c_.rmsNormEps, b_.stream_),
+               "rmsNormHeads");
+      return;
+    }
+    b_.check(k::rmsNorm(buffer(x), vector(layer, weight), plan_.tokens, width, c_.rmsNormEps,
+                        buffer(y), b_.stream_),
+             "rmsNorm");
+  }
+
+  void rope(int32_t layer, Activation x, int32_t heads) override {
+    k::RopeSettings rope;
+    rope.headDim = c_.headDim;
+    rope.ropeDims = c_.ropeDims;
+    rope.freqBase = c_.layers[size_t(layer)].ropeFreqBase;
+    rope.freqScale = c_.layers[size_t(layer)].ropeFreqScale;
+    rope.freqFactors = b_.weights_.ropeFreqs;
+    rope.neox = c_.ropeStyle == model::RopeStyle::Neox;
+    b_.check(k::rope(buffer(x), plan_.tokens, heads, in_.tokenPosition, rope, b_.stream_), "rope");
+  }
+
+  void writeKv(int32_t layer) override {
+    b_.check(k::writeKvCache(ws_.k, ws_.v, in_.slotMapping, plan_.tokens, c_.kvHeadCount,
+                             c_.headDim, c_.valueDim, b_.kvShape_.blockSize, b_.keyCache(layer),
+                             b_.valueCache(layer), b_.stream_),
+             "writeKvCache");
+  }
+
+  void attention(int32_t layer, const model::AttentionStep& step) override {
+    b_.site_.layer = layer;
+    k::AttentionBatch batch;
+    batch.tokens = plan_.tokens;
+    batch.sequences = plan_.sequences;
+    batch.tokenSequence = in_.tokenSequence;
+    batch.tokenPosition = in_.tokenPosition;
+    batch.blockTables = in_.blockTables;
+    batch.maxBlocksPerSequence = plan_.tableWidth;
+    batch.maxPosition = plan_.maxPosition;
+    b_.check(k::pagedAttention(ws_.q, b_.keyCache(layer), b_.valueCache(layer), batch,
+                               b_.attentionShape(step),
+                               ws_.attention, ws_.attentionScratch, ws_.attentionScratchBytes,
+                               b_.stream_),
+             "pagedAttention");
+  }
+
+  void gatedActivation(model::FfnActivation activation) override {
+    const bool gelu = activation == model::FfnActivation::GeluTanhGlu;
+    b_.check(k::gatedActivation(ws_.gate, ws_.up, int64_t(plan_.tokens) * c_.ffnDim, gelu,
+                                ws_.activated, b_.stream_),
+             "gatedActivation");
+  }
+
+  // No kernel yet: CudaBackend refuses models that need it (requireCudaSupport).
+  void scale(Activation, float) override {
+    throw ember::Error("cuda backend: scaling an activation is not implemented");
+  }
+
+  void addResidual(Activation delta) override {
+    b_.check(k::addInPlace(ws_.hidden, buffer(delta), int64_t(plan_.tokens) * c_.embeddingDim,
+                           b_.stream_),
+             "addInPlace");
+  }
+
+  void addResidualThenNorm(Activation delta, int32_t layer, LayerTensor weight, Activation y,
+                           int32_t width) override {
+    b_.check(k::addRmsNorm(ws_.hidden, buffer(delta), vector(layer, weight), plan_.tokens, width,
+                           c_.rmsNormEps, buffer(y), b_.stream_),
+             "addRmsNorm");
+  }
+
+ private:
+  float* buffer(Activation a) const {
+    switch (a) {
+      case Activation::Hidden: return ws_.hidden;
+      case Activation::Normed: return ws_.normed;
+      case Activation::Q: return ws_.q;
+      case Activation::K: return ws_.k;
+      case Activation::V: return ws_.v;
+      case Activation::Attention: return ws_.attention;
+      case Activation::BlockOut: return ws_.blockOut;
+      case Activation::PostNormed: return ws_.postNormed;
+      case Activation::Gate: return ws_.gate;
+      case Activation::Up: return ws_.up;
+      case Activation::Activated: return ws_.activated;
+    }
+    return nullptr;
+  }
+
+  int32_t width(Activation a) const {
+    switch (a) {
+      case Activation::Q: return c_.qDim();
+      case Activation::K: return c_.kvDim();
+      case Activation::V: return c_.vDim();
+      case Activation::Attention: return c_.attnOutDim();
+      case Activation::Gate:
+      case Activation::Up:
+      case Activation::Activated: return c_.ffnDim;
+      default: return c_.embeddingDim;
+    }
+  }
+
+  const DeviceMatrix& matrix(int32_t layer, LayerTensor t) const {
+    const DeviceLayerWeights& w = b_.weights_.layers[size_t(layer)];
+    switch (t) {
+      case LayerTensor::Wq: return w.wq;
+      case LayerTensor::Wk: return w.wk;
+      case LayerTensor::Wv: return w.wv;
+      case LayerTensor::Wo: return w.wo;
+      case LayerTensor::FfnGate: return w.ffnGate;
+      case LayerTensor::FfnUp: return w.ffnUp;
+      default: return w.ffnDown;
+    }
+  }
+
+  const float* vector(int32_t layer, LayerTensor t) const {
+    const DeviceLayerWeights& w = b_.weights_.layers[size_t(layer)];
+    switch (t) {
+      case LayerTensor::AttnNorm: return w.attnNorm;
+      case LayerTensor::Bq: return w.bq;
+      case LayerTensor::Bk: return w.bk;
+      case LayerTensor::Bv: return w.bv;
+      case LayerTensor::Bo: return w.bo;
+      case LayerTensor::QNorm: return w.qNorm;
+      case LayerTensor::KNorm: return w.kNorm;
+      case LayerTensor::PostAttnNorm: return w.postAttnNorm;
+      case LayerTensor::FfnNorm: return w.ffnNorm;
+      default: return w.postFfnNorm;
+    }
+  }
+
+  CudaBackend& b_;
+  CudaWorkspace& ws_;
+  const model::ModelConfig& c_;
+  const StepPlan& plan_;
+  const CudaBackend::StepInputs& in_;
+};
+
+kernels::AttentionShape CudaBackend::attentionShape(const model::AttentionStep& step) const {
   k::AttentionShape shape;
   shape.heads = config_.headCount;
   shape.kvHeads = config_.kvHeadCount;
   shape.headDim = config_.headDim;
   shape.valueDim = config_.valueDim;
   shape.blockSize = kvShape_.blockSize;
-  // Always on the scores: with scaleQueries (gemma3) the CPU scales q instead, which is the same
-  // up to rounding (and exactly the same for Gemma 3's power-of-two scale 1/sqrt(256)).
-  shape.scale = config_.attentionScale;
-  shape.slidingWindow =
-      config_.layers[size_t(layer)].slidingWindow ? config_.slidingWindow : 0;
+  // Always on the scores: where the CPU scales q first (gemma, phi3), this is the same up to
+  // rounding (and exactly the same for a power-of-two scale such as Gemma 3's 1/sqrt(256)).
+  shape.scale = step.queryScale * step.scoreScale;
+  shape.slidingWindow = step.window;
   return shape;
 }
 
@@ -43,109 +211,15 @@ void CudaBackend::project(const DeviceMatrix& w, const float* x, int32_t tokens,
 }
 
 void CudaBackend::runModel(const StepPlan& plan, const StepInputs& in) {
-  const int32_t T = plan.tokens, embd = config_.embeddingDim;
   site_.layer = -1;
-  check(k::embedRows(weights_.tokenEmbedding.type, weights_.tokenEmbedding.data, embd,
-                     in.tokenIds, T, config_.embeddingScale, ws_.hidden, stream_),
+  check(k::embedRows(weights_.tokenEmbedding.type, weights_.tokenEmbedding.data,
+                     config_.embeddingDim, in.tokenIds, plan.tokens, config_.embeddingScale,
+                     ws_.hidden, stream_),
         "embedRows");
-  check(k::rmsNorm(ws_.hidden, weights_.layers[0].attnNorm, T, embd, config_.rmsNormEps,
-                   ws_.normed, stream_),
-        "rmsNorm");
-  for (int32_t il = 0; il < config_.layerCount; ++il) {
-    site_.layer = il;
-    attentionBlock(il, plan, in);
-    feedForwardBlock(il, T);
-  }
+  CudaLayerOps ops(*this, plan, in);
+  model::runTransformerLayers(config_, ops);
   site_.layer = -1;
   computeLogits(plan, in);
-}
-
-// In: normed = rmsnorm(hidden, attn_norm). Out: hidden += attention output, normed = its ffn norm.
-void CudaBackend::attentionBlock(int32_t layer, const StepPlan& plan, const StepInputs& in) {
-  const DeviceLayerWeights& w = weights_.layers[size_t(layer)];
-  const model::ModelConfig& c = config_;
-  const int32_t T = plan.tokens, embd = c.embeddingDim;
-
-  project(w.wq, ws_.normed, T, ws_.q);
-  project(w.wk, ws_.normed, T, ws_.k);
-  project(w.wv, ws_.normed, T, ws_.v);
-  if (w.bq) check(k::addBias(ws_.q, w.bq, T, c.qDim(), stream_), "addBias (q)");
-  if (w.bk) check(k::addBias(ws_.k, w.bk, T, c.kvDim(), stream_), "addBias (k)");
-  if (w.bv) check(k::addBias(ws_.v, w.bv, T, c.vDim(), stream_), "addBias (v)");
-  if (c.qkNorm) {
-    check(k::rmsNormHeads(ws_.q, w.qNorm, T, c.headCount, c.headDim, c.rmsNormEps, stream_),
-          "rmsNormHeads (q)");
-    check(k::rmsNormHeads(ws_.k, w.kNorm, T, c.kvHeadCount, c.headDim, c.rmsNormEps, stream_),
-          "rmsNormHeads (k)");
-  }
-
-  k::RopeSettings rope;
-  rope.headDim = c.headDim;
-  rope.ropeDims = c.ropeDims;
-  rope.freqBase = c.layers[size_t(layer)].ropeFreqBase;
-  rope.freqScale = c.layers[size_t(layer)].ropeFreqScale;
-  rope.freqFactors = weights_.ropeFreqs;
-  rope.neox = c.ropeStyle == model::RopeStyle::Neox;
-  check(k::rope(ws_.q, T, c.headCount, in.tokenPosition, rope, stream_), "rope (q)");
-  check(k::rope(ws_.k, T, c.kvHeadCount, in.tokenPosition, rope, stream_), "rope (k)");
-
-  check(k::writeKvCache(ws_.k, ws_.v, in.slotMapping, T, c.kvHeadCount, c.headDim, c.valueDim,
-                        kvShape_.blockSize, keyCache(layer), valueCache(layer), stream_),
-        "writeKvCache");
-
-  k::AttentionBatch batch;
-  batch.tokens = T;
-  batch.sequences = plan.sequences;
-  batch.tokenSequence = in.tokenSequence;
-  batch.tokenPosition = in.tokenPosition;
-  batch.blockTables = in.blockTables;
-  batch.maxBlocksPerSequence = plan.tableWidth;
-  batch.maxPosition = plan.maxPosition;
-  check(k::pagedAttention(ws_.q, keyCache(layer), valueCache(layer), batch,
-                          attentionShape(layer), ws_.attention, ws_.attentionScratch,
-                          ws_.attentionScratchBytes, stream_),
-        "pagedAttention");
-
-  project(w.wo, ws_.attention, T, ws_.blockOut);
-  const float* delta = ws_.blockOut;
-  if (c.postNorms) {
-    check(k::rmsNorm(ws_.blockOut, w.postAttnNorm, T, embd, c.rmsNormEps, ws_.postNormed,
-                     stream_),
-          "rmsNorm (post-attention)");
-    delta = ws_.postNormed;
-  }
-  check(k::addRmsNorm(ws_.hidden, delta, w.ffnNorm, T, embd, c.rmsNormEps, ws_.normed, stream_),
-        "addRmsNorm (ffn norm)");
-}
-
-// In: normed = rmsnorm(hidden, ffn_norm). Out: hidden += feed-forward output and, unless this is
-// the last layer, normed = rmsnorm(hidden, next layer's attn_norm).
-void CudaBackend::feedForwardBlock(int32_t layer, int32_t tokens) {
-  const DeviceLayerWeights& w = weights_.layers[size_t(layer)];
-  const model::ModelConfig& c = config_;
-  const int32_t embd = c.embeddingDim;
-
-  project(w.ffnGate, ws_.normed, tokens, ws_.gate);
-  project(w.ffnUp, ws_.normed, tokens, ws_.up);
-  const bool gelu = c.ffnActivation == model::FfnActivation::GeluTanhGlu;
-  check(k::gatedActivation(ws_.gate, ws_.up, int64_t(tokens) * c.ffnDim, gelu, ws_.activated,
-                           stream_),
-        "gatedActivation");
-  project(w.ffnDown, ws_.activated, tokens, ws_.blockOut);
-  const float* delta = ws_.blockOut;
-  if (c.postNorms) {
-    check(k::rmsNorm(ws_.blockOut, w.postFfnNorm, tokens, embd, c.rmsNormEps, ws_.postNormed,
-                     stream_),
-          "rmsNorm (post-ffn)");
-    delta = ws_.postNormed;
-  }
-  if (layer + 1 < c.layerCount) {
-    check(k::addRmsNorm(ws_.hidden, delta, weights_.layers[size_t(layer) + 1].attnNorm, tokens,
-                        embd, c.rmsNormEps, ws_.normed, stream_),
-          "addRmsNorm (next attention norm)");
-  } else {
-    check(k::addInPlace(ws_.hidden, delta, int64_t(tokens) * embd, stream_), "addInPlace");
-  }
 }
 
 // Only the requested rows go through the output norm and projection (a 2048-token prompt chunk

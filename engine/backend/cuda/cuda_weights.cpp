@@ -63,6 +63,15 @@ class Uploader {
   explicit Uploader(DeviceWeights& w) : w_(w) {}
 
   void matrix(const gguf::TensorInfo* t, DeviceMatrix& target) {
+    const uint64_t rows = t->shape.size() > 1 ? t->shape[1] : 1;
+    matrix(model::MatrixRows{t, 0, rows}, target);
+  }
+
+  // Rows of a tensor (a part of a fused one gets its own copy of its rows).
+  void matrix(const model::MatrixRows& part, DeviceMatrix& target) {
+    const gguf::TensorInfo* t = part.tensor;
+    const uint64_t tensorRows = t->shape.size() > 1 ? t->shape[1] : 1;
+    const size_t rowBytes = t->byteSize / tensorRows;
     const auto type = kernels::WeightType(int32_t(t->type));
     if (!kernels::isSupportedWeightType(type))
       throw ember::Error("cuda backend: tensor " + t->name + " has type " +
@@ -70,14 +79,16 @@ class Uploader {
                          ", which the CUDA kernels do not support");
     target.type = type;
     target.cols = int32_t(t->shape[0]);
-    target.rows = t->shape.size() > 1 ? int32_t(t->shape[1]) : 1;
+    target.rows = int32_t(part.rows);
     w_.largestMatrixElements =
         std::max(w_.largestMatrixElements, int64_t(target.rows) * target.cols);
     w_.largestCols = std::max(w_.largestCols, target.cols);
-    const size_t offset = reserve(t->byteSize);
-    fills_.push_back([t, offset, &target](char* base) {
+    const size_t bytes = rowBytes * part.rows;
+    const uint8_t* source = t->data.data() + rowBytes * part.firstRow;
+    const size_t offset = reserve(bytes);
+    fills_.push_back([source, bytes, offset, &target](char* base) {
       target.data = base + offset;
-      return std::pair{static_cast<const void*>(t->data.data()), t->byteSize};
+      return std::pair{static_cast<const void*>(source), bytes};
     });
   }
 
@@ -147,6 +158,7 @@ DeviceWeights uploadWeights(const model::ModelWeights& weights) {
     up.vector(l.bq, d.bq);
     up.vector(l.bk, d.bk);
     up.vector(l.bv, d.bv);
+    up.vector(l.bo, d.bo);
   }
   up.upload();
   if (weights.tiedOutput) w.output = w.tokenEmbedding;

@@ -23,8 +23,8 @@ struct DeviceMatrix {
 };
 
 struct DeviceLayerWeights {
-  DeviceMatrix wq, wk, wv, wo;           // attention projections
-  DeviceMatrix ffnGate, ffnUp, ffnDown;  // feed-forward
+  DeviceMatrix wq, wk, wv, wo;           // attention projections (parts of attn_qkv when fused)
+  DeviceMatrix ffnGate, ffnUp, ffnDown;  // feed-forward (gate, up: parts of ffn_up when fused)
   // float32 on the device; null when the model has no such tensor.
   const float* attnNorm = nullptr;      // (n_embd)
   const float* ffnNorm = nullptr;       // (n_embd)
@@ -35,6 +35,7 @@ struct DeviceLayerWeights {
   const float* bq = nullptr;            // (n_head * head_dim)
   const float* bk = nullptr;            // (n_kv_head * head_dim)
   const float* bv = nullptr;            // (n_kv_head * value_dim)
+  const float* bo = nullptr;            // (n_embd)
 };
 
 struct DeviceWeights {

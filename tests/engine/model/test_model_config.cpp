@@ -121,7 +121,8 @@ class TestModelConfig : public QObject {
     QTest::newRow("linear 4") << "linear" << 4.0f << 0.25f;
     QTest::newRow("factor without type is linear") << "" << 2.0f << 0.5f;
     QTest::newRow("none ignores the factor") << "none" << 8.0f << 1.0f;
-    QTest::newRow("yarn is refused") << "yarn" << 4.0f << float(NAN);
+    QTest::newRow("yarn interpolates by the factor") << "yarn" << 4.0f << 0.25f;
+    QTest::newRow("an unknown type is refused") << "dynamic-ntk" << 4.0f << float(NAN);
   }
 
   void ropeScaling() {

@@ -127,7 +127,7 @@ void forEachSharedRange(std::span<const AttentionQuery> queries, F&& f) {
 
 void attendHeads(std::span<const AttentionQuery> queries, const KvLayerView& kv,
                  std::span<const int32_t> blockTable, int32_t kvHead, float scale, StepKind step,
-                 float* scratch) {
+                 float* scratch, float softcap) {
   if (queries.empty()) return;
   const VectorKernels& vk = vectorKernels();
   const bool batched = step == StepKind::SeveralTokens;
@@ -136,7 +136,7 @@ void attendHeads(std::span<const AttentionQuery> queries, const KvLayerView& kv,
   if (queries.size() > size_t(kMaxTileQueries)) {  // in tiles of at most kMaxTileQueries
     for (size_t i = 0; i < queries.size(); i += kMaxTileQueries)
       attendHeads(queries.subspan(i, std::min<size_t>(kMaxTileQueries, queries.size() - i)), kv,
-                  blockTable, kvHead, scale, step, scratch);
+                  blockTable, kvHead, scale, step, scratch, softcap);
     return;
   }
   const int n = int(queries.size());
@@ -171,14 +171,19 @@ void attendHeads(std::span<const AttentionQuery> queries, const KvLayerView& kv,
     for (int i = 0; i < count; ++i) rowQueries[i] = queries[size_t(active[i])].q;
     forEachBlockRun(kv, blockTable, a, b, [&](int32_t p, int32_t block, int32_t slot, int32_t m) {
       for (int i = 0; i < count; ++i) rowOutputs[i] = scores[active[i]] + (p - base);
-      vk.dotRowsMulti(rowQueries, count, kv.keyAt(block, kvHead, slot), m, kv.headDim, scale,
-                      keyLanes64, rowOutputs);
+      vk.dotRowsMulti(rowQueries, count, kv.keyAt(block, kvHead, slot), m, kv.headDim,
+                      softcap > 0.0f ? 1.0f : scale, keyLanes64, rowOutputs);
     });
   });
 
   // Each query's softmax, as attendHead's: max in position order, exp over its own chunks.
   for (int j = 0; j < n; ++j) {
     const AttentionQuery& query = queries[size_t(j)];
+    if (softcap > 0.0f) {  // ggml_scale(1/cap), ggml_tanh, ggml_scale(cap), each in float
+      const float inverse = 1.0f / softcap;
+      for (float* s = scores[j] + (query.first - base); s <= scores[j] + (query.last - base); ++s)
+        *s = std::tanh(*s * inverse) * softcap * scale;
+    }
     const float maxScore =
         vk.maxValue(scores[j] + (query.first - base), query.last - query.first + 1, masked);
     const int32_t chunkStart = query.first - query.first % kLanes;

@@ -80,8 +80,10 @@ inline int64_t attentionTileScratchFloats(int queries, int64_t span, int32_t val
 // that see it. Each query's output is bit for bit what attendHead gives it: the same operations in
 // the same order, only interleaved with the other queries'. scratch: at least
 // attentionTileScratchFloats(queries.size(), span, valueDim) floats.
+// softcap > 0 (gemma2): each score q.k becomes softcap * tanh(q.k / softcap) before the softmax, as
+// llama.cpp's attention computes it (then `scale` multiplies it; gemma2 passes 1).
 void attendHeads(std::span<const AttentionQuery> queries, const KvLayerView& kv,
                  std::span<const int32_t> blockTable, int32_t kvHead, float scale, StepKind step,
-                 float* scratch);
+                 float* scratch, float softcap = 0.0f);
 
 }  // namespace ember::cpu::ops

@@ -1,17 +1,37 @@
 #include "backend/cpu/ops/rope.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ember::cpu::ops {
+
+void yarnCorrectionDims(int32_t dims, int32_t originalContext, float freqBase, float betaFast,
+                        float betaSlow, float out[2]) {
+  const auto dim = [&](float rotations) {
+    return float(dims) * std::log(float(originalContext) / (rotations * 2 * float(M_PI))) /
+           (2 * std::log(freqBase));
+  };
+  out[0] = std::max(0.0f, std::floor(dim(betaFast)));
+  out[1] = std::min(float(dims - 1), std::ceil(dim(betaSlow)));
+}
 
 void ropeAngles(const RopeParams& params, int32_t position, float* cosSin) {
   const float thetaScale = std::pow(params.freqBase, -2.0f / static_cast<float>(params.dims));
   float theta = static_cast<float>(position);
   for (int32_t i = 0; i < params.dims / 2; ++i) {
     const float factor = params.freqFactors ? params.freqFactors[i] : 1.0f;
-    const float angle = params.freqScale * (theta / factor);
-    cosSin[2 * i] = std::cos(angle);
-    cosSin[2 * i + 1] = std::sin(angle);
+    const float extrapolated = theta / factor;
+    float angle = params.freqScale * extrapolated;
+    float magnitude = params.attnFactor;
+    if (params.extFactor != 0.0f) {  // ggml's rope_yarn
+      const float y = (float(i) - params.corrDims[0]) /
+                      std::max(0.001f, params.corrDims[1] - params.corrDims[0]);
+      const float mix = (1 - std::min(1.0f, std::max(0.0f, y))) * params.extFactor;
+      angle = angle * (1 - mix) + extrapolated * mix;
+      magnitude *= 1.0f + 0.1f * std::log(1.0f / params.freqScale);
+    }
+    cosSin[2 * i] = std::cos(angle) * magnitude;
+    cosSin[2 * i + 1] = std::sin(angle) * magnitude;
     theta *= thetaScale;
   }
 }

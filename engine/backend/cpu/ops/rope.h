@@ -14,7 +14,17 @@ struct RopeParams {
   float freqScale = 1.0f;
   const float* freqFactors = nullptr;  // (dims / 2) or null
   model::RopeStyle style = model::RopeStyle::Normal;
+  // YaRN: the blend of interpolated and extrapolated angles over the dims between corrDims, with
+  // its magnitude correction; attnFactor multiplies cos and sin (1: none).
+  float extFactor = 0.0f;
+  float attnFactor = 1.0f;
+  float corrDims[2] = {0.0f, 0.0f};
 };
+
+// YaRN's correction dims for `dims` rotated dims (ggml_rope_yarn_corr_dims): the dims whose
+// wavelengths turn betaFast and betaSlow times within originalContext positions.
+void yarnCorrectionDims(int32_t dims, int32_t originalContext, float freqBase, float betaFast,
+                        float betaSlow, float out[2]);
 
 // cosSin (dims / 2, 2): the cos and sin of each frequency's angle at `position`.
 void ropeAngles(const RopeParams& params, int32_t position, float* cosSin);

@@ -1,0 +1,32 @@
+#pragma once
+// Tiny GGUF models of every supported architecture: random F32 weights in the architecture's
+// real structure (its tensors, norms, fused projections and metadata keys), a few layers of
+// n_embd 64, and a real tokenizer copied from a vocabulary GGUF (9-17 MB with a 32000-piece
+// vocabulary, mostly its F32 embedding). They let tests check each architecture against llama.cpp
+// logit for logit, and let anyone try an architecture without its multi-GB file. The same spec
+// gives the same bytes on every machine.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ember::model {
+
+struct TinyModelSpec {
+  std::string architecture;          // general.architecture, one of tinyModelArchitectures()
+  // "tiny", or a variant with a RoPE scaling: "tiny-yarn" (YaRN, factor 4 over an original
+  // context of 64), "tiny-longrope" (LongRoPE short/long factors and attn_factor, as Phi-3.5 and
+  // Phi-4-mini files carry).
+  std::string preset = "tiny";
+  std::filesystem::path vocabulary;  // a GGUF whose tokenizer.* metadata is copied
+  uint64_t seed = 1;
+};
+
+// The architectures writeTinyModel knows (every architecture readModelConfig accepts).
+std::vector<std::string> tinyModelArchitectures();
+
+// Writes the model; throws ember::Error for an unknown architecture, a vocabulary file without
+// tokenizer.ggml.tokens, or a failed write (naming the file).
+void writeTinyModel(const TinyModelSpec& spec, const std::filesystem::path& path);
+
+}  // namespace ember::model

@@ -1,0 +1,224 @@
+// Every supported architecture against llama.cpp, on its tiny model (model/tiny_model.h: random
+// F32 weights from seed 7, 4 layers of n_embd 64, the tokenizer of ggml-vocab-llama-spm.gguf),
+// plus the YaRN and LongRoPE presets, written into the build folder at test time and checked by
+// its SHA-256. Reference: tests/engine/model/data/tiny-architectures.golden.json, made by
+// tests/tools/make_tiny_architecture_reference.py with PyPI llama-cpp-python 0.3.36: for three
+// prompts, llama.cpp's argmax at every position (over the whole vocabulary), the row's range, the
+// logits of every 128th token id, and its greedy continuation of 32 tokens.
+//
+// Tolerance: |ours - llama.cpp| <= 1e-3 * (max - min of llama.cpp's row) at every position, and
+// the same argmax. The weights are F32, so the two differ only in the order of their float sums,
+// about 1e-7 of a value. But both round q, k and v to fp16 (the KV cache, as llama.cpp's default
+// F16 cache): where the two unrounded values straddle an fp16 rounding boundary they round one
+// fp16 step apart (2^-11 of the value), and that difference goes on through the layers. Measured
+// here, the worst difference over all rows is 0.3-1.5e-4 of the range (printed per model), so
+// 1e-4 would fail on rounding alone; 1e-3 leaves 5x room and stays 10x below the smallest error
+// seen while writing these rules (YaRN's correction dims read from the wrong source: 1e-2).
+#include <QCoreApplication>
+#include <QCryptographicHash>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+
+#include "backend/cpu/cpu_backend.h"
+#include "common/test_paths.h"
+#include "model/model_config.h"
+#include "model/tiny_model.h"
+#include "paged_sequence.h"
+
+using namespace ember;
+
+namespace {
+
+constexpr double kRelativeTolerance = 1e-3;
+constexpr int32_t kBlockSize = 16;
+
+QJsonObject loadGolden() {
+  QFile f(test::sourceDir() + "/tests/engine/model/data/tiny-architectures.golden.json");
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+QString sha256(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  return QString::fromLatin1(QCryptographicHash::hash(f.readAll(), QCryptographicHash::Sha256).toHex());
+}
+
+double worstRatio = 0;  // of |diff| to the range, over the rows compared so far
+
+// Compares one row of our logits with llama.cpp's summary of its row; empty when they agree.
+QString compareRow(std::span<const float> ours, const QJsonObject& ref, int stride) {
+  const double range = ref["max"].toDouble() - ref["min"].toDouble();
+  const double tolerance = kRelativeTolerance * range;
+  double maxDiff = 0;
+  const QJsonArray sampled = ref["sampled"].toArray();
+  if (size_t(sampled.size()) != (ours.size() + size_t(stride) - 1) / size_t(stride))
+    return "sampled logits do not match the vocabulary size";
+  for (qsizetype i = 0; i < sampled.size(); ++i)
+    maxDiff = std::max(maxDiff, std::abs(sampled[i].toDouble() - ours[size_t(i * stride)]));
+  const int top = ref["top"].toInt();
+  maxDiff = std::max(maxDiff, std::abs(ref["top_logit"].toDouble() - ours[size_t(top)]));
+  worstRatio = std::max(worstRatio, maxDiff / range);
+  if (maxDiff > tolerance)
+    return QString("max |diff| %1 > %2 (1e-3 of the range %3)").arg(maxDiff).arg(tolerance).arg(range);
+  const int ourTop = test::argmax(ours);
+  // Only a near-tie (runner-up within the tolerance) may let the argmax differ legitimately.
+  const bool tie = ref["top_logit"].toDouble() - ref["second_logit"].toDouble() <= 2 * tolerance;
+  if (ourTop != top && !(tie && std::abs(ours[size_t(ourTop)] - ours[size_t(top)]) <= 2 * tolerance))
+    return QString("argmax %1, llama.cpp's %2").arg(ourTop).arg(top);
+  return {};
+}
+
+}  // namespace
+
+class TestTinyArchitectures : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void matchesLlamaCpp_data() {
+    QTest::addColumn<QString>("name");     // of the model in the golden file
+    QTest::addColumn<QString>("feature");  // in config.describe(): the rules under test were read
+    QTest::newRow("llama") << "llama" << "rope normal";
+    QTest::newRow("mistral3") << "mistral3" << "scale 0.125 yarn (original context 32)";
+    QTest::newRow("qwen2") << "qwen2" << "rope neox base 1e+06";
+    QTest::newRow("qwen3") << "qwen3" << "qk-norm per head";
+    QTest::newRow("gemma2") << "gemma2" << "attention softcap 3, logit softcap 5";
+    QTest::newRow("gemma3") << "gemma3" << "sliding window 4 on 2 of 4 layers (rope base 100)";
+    QTest::newRow("granite") << "granite" << "residual scale 0.22, logit scale 0.125";
+    QTest::newRow("olmo2") << "olmo2" << "qk-norm whole rows, no pre-norms, post-norms";
+    QTest::newRow("phi3") << "phi3" << "rope neox";
+    QTest::newRow("smollm3") << "smollm3" << "no RoPE on 1 of 4 layers";
+    QTest::newRow("llama + YaRN") << "llama-yarn" << "scale 0.25 yarn (original context 64)";
+    QTest::newRow("phi3 + LongRoPE") << "phi3-longrope" << "attn factor 1.19 longrope short factors";
+  }
+
+  void matchesLlamaCpp() {
+    QFETCH(QString, name);
+    QFETCH(QString, feature);
+    EMBER_REQUIRE_TESTDATA(vocabulary, "tokenizer/ggml-vocab-llama-spm.gguf");
+    const QJsonObject golden = loadGolden();
+    QVERIFY2(!golden.isEmpty(), "cannot read tests/engine/model/data/tiny-architectures.golden.json");
+    const QJsonObject entry = golden["models"].toObject()[name].toObject();
+    QVERIFY2(!entry.isEmpty(), "no reference for this model");
+    const QString architecture = entry["architecture"].toString();
+
+    QTemporaryDir dir(QCoreApplication::applicationDirPath() + "/tiny-architecture-XXXXXX");
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(name + ".gguf");
+    model::TinyModelSpec spec;
+    spec.architecture = architecture.toStdString();
+    spec.preset = entry["preset"].toString().toStdString();
+    spec.vocabulary = vocabulary.toStdString();
+    spec.seed = uint64_t(golden["seed"].toInt());
+    model::writeTinyModel(spec, path.toStdString());
+    QCOMPARE(sha256(path), entry["model_sha256"].toString());
+
+    const auto file = gguf::GgufFile::open(path.toStdString());
+    const model::ModelConfig config = model::readModelConfig(*file);
+    const QString description = QString::fromStdString(config.describe());
+    QVERIFY2(description.contains(feature), qPrintable(description));
+    cpu::CpuBackend backend(*file, config, 2);
+    backend.allocateKvCache({kBlockSize, 32});
+    const size_t vocab = backend.vocabSize();
+    const int stride = golden["sample_stride"].toInt();
+
+    uint32_t seed = 1;
+    for (const QJsonValue& promptValue : entry["prompts"].toArray()) {
+      const QJsonObject prompt = promptValue.toObject();
+      std::vector<TokenId> ids;
+      for (const QJsonValue& v : prompt["ids"].toArray()) ids.push_back(v.toInt());
+      const QJsonArray positions = prompt["positions"].toArray();
+      QCOMPARE(size_t(positions.size()), ids.size());
+
+      // The whole prompt in one step, every position's logits.
+      test::PagedSequence sequence(kBlockSize, 0, 8, seed++);
+      const std::vector<float> logits = sequence.prefillAll(backend, ids, int32_t(ids.size()));
+      for (size_t p = 0; p < ids.size(); ++p) {
+        const QString why = compareRow(std::span(logits).subspan(p * vocab, vocab),
+                                       positions[qsizetype(p)].toObject(), stride);
+        QVERIFY2(why.isEmpty(), qPrintable(QString("position %1: %2").arg(p).arg(why)));
+      }
+
+      // Greedy continuation, one token per step, as llama.cpp's.
+      const QJsonArray greedy = prompt["greedy"].toArray();
+      TokenId next = test::argmax(std::span(logits).subspan((ids.size() - 1) * vocab, vocab));
+      ForwardOutput out;
+      for (qsizetype i = 0; i < greedy.size(); ++i) {
+        QVERIFY2(next == greedy[i].toInt(),
+                 qPrintable(QString("greedy token %1: %2, llama.cpp's %3")
+                                .arg(i).arg(next).arg(greedy[i].toInt())));
+        next = test::argmax(sequence.step(backend, next, out));
+      }
+    }
+    qInfo("worst |diff| / range: %.2g", worstRatio);
+    worstRatio = 0;
+  }
+
+  // A file the loader cannot run says what is wrong, naming the tensor or key.
+  void refusesBrokenFiles_data() {
+    QTest::addColumn<QString>("architecture");
+    QTest::addColumn<QString>("damage");  // what to change in the written file
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("unknown architecture") << "qwen3" << "arch:qwen9" << "unsupported architecture 'qwen9'";
+    QTest::newRow("missing q-norm") << "qwen3" << "rename:blk.2.attn_q_norm.weight"
+                                    << "missing tensor 'blk.2.attn_q_norm.weight'";
+    QTest::newRow("missing post-norm") << "olmo2" << "rename:blk.0.post_ffw_norm.weight"
+                                       << "missing tensor 'blk.0.post_ffw_norm.weight'";
+    QTest::newRow("missing fused qkv") << "phi3" << "rename:blk.1.attn_qkv.weight"
+                                       << "missing tensor 'blk.1.attn_q.weight'";
+    QTest::newRow("granite without logit_scale") << "granite" << "rename-key:granite.logit_scale"
+                                                 << "missing metadata key 'granite.logit_scale'";
+  }
+
+  void refusesBrokenFiles() {
+    QFETCH(QString, architecture);
+    QFETCH(QString, damage);
+    QFETCH(QString, expected);
+    EMBER_REQUIRE_TESTDATA(vocabulary, "tokenizer/ggml-vocab-llama-spm.gguf");
+    QTemporaryDir dir(QCoreApplication::applicationDirPath() + "/tiny-architecture-XXXXXX");
+    const QString path = dir.filePath("broken.gguf");
+    model::TinyModelSpec spec;
+    spec.architecture = architecture.toStdString();
+    spec.vocabulary = vocabulary.toStdString();
+    model::writeTinyModel(spec, path.toStdString());
+    // Damage in place, keeping every length: a renamed tensor or key is one letter off, a changed
+    // architecture name has the same length.
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadWrite));
+    QByteArray bytes = f.readAll();
+    const QString what = damage.section(':', 1);
+    QByteArray from = what.toUtf8(), to = from;
+    if (damage.startsWith("arch:")) {  // general.architecture's value: u64 length, then text
+      QVERIFY(architecture.size() == 5 && what.size() == 5);
+      const QByteArray length("\x05\0\0\0\0\0\0\0", 8);
+      from = length + architecture.toUtf8();
+      to = length + what.toUtf8();
+    } else {
+      to[to.size() - 1] = to.endsWith('t') ? 'x' : 't';  // blk.2.attn_q_norm.weighx
+    }
+    const qsizetype at = bytes.indexOf(from);
+    QVERIFY2(at >= 0, qPrintable("cannot find " + from));
+    bytes.replace(at, from.size(), to);
+    f.seek(0);
+    f.write(bytes);
+    f.close();
+
+    QString message;
+    try {
+      const auto file = gguf::GgufFile::open(path.toStdString());
+      const model::ModelConfig config = model::readModelConfig(*file);
+      cpu::CpuBackend backend(*file, config, 1);
+    } catch (const ember::Error& e) {
+      message = QString::fromUtf8(e.what());
+    }
+    QVERIFY2(message.contains(expected), qPrintable("got: " + message));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTinyArchitectures)
+#include "test_tiny_architectures.moc"

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""llama.cpp's logits on the tiny model of every architecture, for test_tiny_architectures.
+
+For each architecture, `ember-cli synth-model --arch A --preset tiny` writes the tiny model (random
+F32 weights from a fixed seed, the tokenizer of ggml-vocab-llama-spm.gguf); llama.cpp evaluates
+several prompts on it with logits at every position, then continues each prompt greedily for 32
+tokens. The test regenerates the same file (checked by its SHA-256) and compares Ember's logits.
+
+A full vocabulary row is 32000 floats, so the file keeps, per position: llama.cpp's argmax over the
+whole vocabulary with its logit and the runner-up's, the row's minimum and maximum, and the logits
+of every 128th token id (250 ids, to 5 decimals): enough to check top-1 at every position and the
+differences over a spread of the vocabulary, in about 120 KB per model.
+
+Reference: llama.cpp through PyPI llama-cpp-python==0.3.36 (n_ctx 256, n_batch 256, logits_all,
+2 threads, default F16 KV cache, no flash attention, YaRN parameters from the file).
+
+    ~/.cache/ember/venv-llamacpp/bin/python tests/tools/make_tiny_architecture_reference.py \
+        build/bin/ember-cli $EMBER_TESTDATA/tokenizer/ggml-vocab-llama-spm.gguf
+"""
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import llama_cpp
+import numpy as np
+
+# (name in the golden file, architecture, preset)
+MODELS = [(a, a, "tiny") for a in ["llama", "mistral3", "qwen2", "qwen3", "gemma2", "gemma3", "granite",
+                                   "olmo2", "phi3", "smollm3"]]
+MODELS += [("llama-yarn", "llama", "tiny-yarn"), ("phi3-longrope", "phi3", "tiny-longrope")]
+PROMPTS = ["The quick brown fox jumps over the lazy dog.",
+           "Hello, world! 12345 + 678 = ?",
+           "Once upon a time, in a land far away, there lived a small dragon who loved books."]
+SEED = 7
+SAMPLE_STRIDE = 128
+GREEDY_TOKENS = 32
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "engine", "model", "data",
+                   "tiny-architectures.golden.json")
+
+
+def row_summary(row):
+    order = np.argsort(-row, kind="stable")
+    return {"top": int(order[0]), "top_logit": round(float(row[order[0]]), 6),
+            "second_logit": round(float(row[order[1]]), 6),
+            "min": round(float(row.min()), 6), "max": round(float(row.max()), 6),
+            "sampled": [round(float(v), 5) for v in row[::SAMPLE_STRIDE]]}
+
+
+def reference(model_path, prompts_ids):
+    # The YaRN values -1 mean "from the model file", as llama.cpp's own tools do (the binding's
+    # defaults would override the file's beta_fast/beta_slow with 32/1).
+    llm = llama_cpp.Llama(model_path, n_ctx=256, n_batch=256, logits_all=True, n_threads=2,
+                          yarn_beta_fast=-1.0, yarn_beta_slow=-1.0, yarn_attn_factor=-1.0,
+                          verbose=False)
+    out = []
+    for ids in prompts_ids:
+        llm.reset()
+        llm.eval(ids)
+        rows = np.array(llm.scores[: len(ids)], dtype=np.float32)
+        greedy = []
+        for _ in range(GREEDY_TOKENS):
+            last = np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32)
+            token = int(np.argmax(last))
+            greedy.append(token)
+            llm.eval([token])
+        out.append({"ids": ids, "positions": [row_summary(r) for r in rows], "greedy": greedy})
+    del llm
+    return out
+
+
+def main():
+    cli, vocab = sys.argv[1], sys.argv[2]
+    golden = {"provenance": {
+        "generator": "tests/tools/make_tiny_architecture_reference.py",
+        "reference": "llama.cpp via PyPI llama-cpp-python==%s (n_ctx 256, logits_all, 2 threads, "
+                     "default F16 KV cache, no flash attention, YaRN parameters from the file)"
+                     % llama_cpp.__version__,
+        "vocabulary": os.path.basename(vocab)},
+        "seed": SEED, "sample_stride": SAMPLE_STRIDE, "prompts": PROMPTS, "models": {}}
+    tokenizer = llama_cpp.Llama(vocab, vocab_only=True, verbose=False)
+    prompts_ids = [tokenizer.tokenize(p.encode(), add_bos=True) for p in PROMPTS]
+    del tokenizer
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, arch, preset in MODELS:
+            path = os.path.join(tmp, name + ".gguf")
+            subprocess.run([cli, "synth-model", "--arch", arch, "--preset", preset, "--out", path,
+                            "--vocab", vocab, "--seed", str(SEED)], check=True)
+            golden["models"][name] = {
+                "architecture": arch, "preset": preset,
+                "model_sha256": hashlib.sha256(open(path, "rb").read()).hexdigest(),
+                "prompts": reference(path, prompts_ids)}
+            print("done", name, flush=True)
+    with open(OUT, "w") as f:
+        json.dump(golden, f, separators=(",", ":"))
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
