@@ -10,6 +10,7 @@ EMBER_DEBIAN_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libsentencepiece-dev libspdlog-dev libsqlite3-dev libpcre2-dev nlohmann-json3-dev
   libcpp-httplib-dev libssl-dev python3-venv
+  libcurl4-openssl-dev qtkeychain-qt6-dev
   qt6-base-dev
   qt6-declarative-dev qml6-module-qtquick qml6-module-qtquick-controls qml6-module-qtquick-layouts
   qml6-module-qtquick-window qml6-module-qtqml-workerscript qml6-module-qtquick-templates

@@ -151,6 +151,7 @@ Rectangle {
                 }
             }
             ServerSettings { Layout.fillWidth: true; Layout.rightMargin: 24 }
+            ConnectionsSettings { Layout.fillWidth: true }
             Item { Layout.preferredHeight: 12 }
         }
     }

@@ -32,6 +32,13 @@ std::optional<std::string> ParsedArgs::value(const std::string& name) const {
   return std::nullopt;
 }
 
+std::vector<std::string> ParsedArgs::values(const std::string& name) const {
+  std::vector<std::string> out;
+  for (const auto& [option, v] : values_)
+    if (option == name) out.push_back(v);
+  return out;
+}
+
 std::string ParsedArgs::required(const std::string& name) const {
   auto v = value(name);
   if (!v) throw Error("missing required option " + name);

@@ -17,7 +17,8 @@ class ParsedArgs {
   ParsedArgs(const Args& args, const std::set<std::string>& valueOptions,
              const std::set<std::string>& flags);
 
-  std::optional<std::string> value(const std::string& name) const;
+  std::optional<std::string> value(const std::string& name) const;  // the last one given
+  std::vector<std::string> values(const std::string& name) const;   // all, in order
   std::string required(const std::string& name) const;  // throws when absent
   bool flag(const std::string& name) const;
   const std::vector<std::string>& positional() const { return positional_; }

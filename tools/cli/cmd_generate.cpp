@@ -48,6 +48,7 @@ void printModelNotes(const ModelInfo& info) {
 int runGenerate(const Args& raw) {
   auto valueOptions = modelValueOptions();
   valueOptions.insert({"--prompt", "--messages"});
+  valueOptions.insert(remoteValueOptions().begin(), remoteValueOptions().end());
   const ParsedArgs args(raw, valueOptions, {"--json"});
   GenerationRequest request;
   request.sampling = samplingFrom(args);
@@ -59,6 +60,7 @@ int runGenerate(const Args& raw) {
   } else {
     throw Error("give --prompt TEXT or --messages FILE.json");
   }
+  if (args.value("--server")) return runRemoteGenerate(args, std::move(request));
   EngineHost host;
   const ModelInfo info = host.load(engineOptionsFrom(args));
   printModelNotes(info);

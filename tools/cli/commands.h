@@ -20,5 +20,6 @@ int runSynthModel(const Args& args);      // cmd_synth_model.cpp
 int runCutModel(const Args& args);        // cmd_cut_model.cpp
 int runExport(const Args& args);          // cmd_export.cpp
 int runImport(const Args& args);          // cmd_export.cpp
+int runModels(const Args& args);          // cmd_remote.cpp
 
 }  // namespace ember::cli

@@ -23,4 +23,8 @@ void loadMessages(const std::string& path, GenerationRequest& request);
 nlohmann::ordered_json statsJson(const RequestStats& stats);
 std::string statsLine(const RequestStats& stats);  // one compact human-readable line
 
+// cmd_remote.cpp: `--server URL` runs the request on a remote OpenAI-compatible server.
+const std::set<std::string>& remoteValueOptions();
+int runRemoteGenerate(const ParsedArgs& args, GenerationRequest request);
+
 }  // namespace ember::cli

@@ -20,6 +20,9 @@ constexpr const char* kUsage =
     "  generate --model M (--prompt S | --messages F.json) [--max-tokens N] [--temperature T]\n"
     "           [--top-p P] [--top-k K] [--min-p P] [--repeat-penalty R] [--seed S]\n"
     "           [--stop S] [--threads N] [--ctx N] [--kernels fast|reference|approx] [--json]\n"
+    "  generate --server URL [--api-key K | --api-key-file F] --model NAME (--prompt S |\n"
+    "           --messages F.json) [sampling options] [--json]   (URL: http://host:8000/v1)\n"
+    "  models --server URL [--api-key K | --api-key-file F] [--json]\n"
     "  chat --model M [--system S] [sampling options as for generate]\n"
     "  logits --model M --tokens \"ids\" [--top K] [--json]\n"
     "  plan --model M [--context N] [--sequences S] [--available-bytes B]\n"
@@ -90,6 +93,7 @@ int main(int argc, char** argv) {
     if (command == "cut-model") return ember::cli::runCutModel(args);
     if (command == "export") return ember::cli::runExport(args);
     if (command == "import") return ember::cli::runImport(args);
+    if (command == "models") return ember::cli::runModels(args);
     if (command == "--help" || command == "-h" || command == "help") {
       std::fputs(kUsage, stdout);
       return 0;

@@ -61,6 +61,13 @@ struct RequestStats {
   FinishReason finishReason = FinishReason::None;
   std::string error;         // set when finishReason == Error
   uint64_t seed = 0;         // the seed the sampler used (reproduces the answer)
+  // Error only: the generator refused the request before computing or streaming anything (a
+  // remote server that refused the connection or shed load); another generator may take it.
+  bool retryable = false;
+  // Answers from a remote server: the timings it reported itself (llama.cpp's `timings` object:
+  // prompt_n, prompt_ms, predicted_per_second, cache_n, ...), null when it reported none. The
+  // fields above are measured by the client.
+  nlohmann::ordered_json serverTimings;
 };
 
 struct RequestEvent {
