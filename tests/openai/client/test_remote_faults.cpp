@@ -1,6 +1,6 @@
 // RemoteGenerator against a misbehaving upstream of our own (misbehaving_upstream.py, Python's
 // http.server on loopback): the faults a real server will not produce on demand. What each case
-// must give is what RELIABILITY.md asks of a remote upstream: a clear error, the partial text
+// must give is what a user of a remote upstream needs: a clear error, the partial text
 // kept, retries only before the first byte of an answer, and the key never in a message.
 #include <QtTest>
 
