@@ -15,10 +15,10 @@ struct MessageRow {
   QString status;  // "complete", "streaming", "interrupted", "stopped", "error"
   QString statsLine;  // "TTFT 120 ms · 48.2 tok/s · 64 tokens"; empty when not measured
   QString error;      // why generation failed, when it did
-  // While the answer is alive: its stage ("Reading prompt 640/2048 tokens · about 12 s left",
-  // the live speed) and the prompt-reading fraction (0..1; -1: no bar).
   QString reasoning;            // the model's thinking, shown folded
   double reasoningSeconds = -1;  // how long it thought; -1 while it still thinks
+  // While the answer is alive: its stage ("Reading prompt 640/2048 tokens · about 12 s left",
+  // the live speed) and the prompt-reading fraction (0..1; -1: no bar).
   QString liveText;
   double liveFraction = -1;
   int siblingIndex = 0;  // 0-based

@@ -62,8 +62,10 @@ class ListModelsTest : public QObject {
   void messages() {
     MessageModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    model.setMessages({{1, "user", "Hi", "complete", {}, {}, 0, 1},
-                       {2, "assistant", "", "streaming", {}, {}, 0, 2}});
+    // Designated fields: MessageRow grows (reasoning, live status) without shifting these.
+    model.setMessages(
+        {{.id = 1, .role = "user", .text = "Hi", .status = "complete", .siblingCount = 1},
+         {.id = 2, .role = "assistant", .text = "", .status = "streaming", .siblingCount = 2}});
     QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
     QVERIFY(model.appendText(2, "Hel"));
     QVERIFY(model.appendText(2, "lo 안녕"));
@@ -78,7 +80,8 @@ class ListModelsTest : public QObject {
     QCOMPARE(model.data(answer, MessageModel::StatsLineRole).toString(),
              QStringLiteral("TTFT 10 ms · 50.0 tok/s · 3 tokens"));
     QCOMPARE(model.data(answer, MessageModel::IsLastRole).toBool(), true);
-    model.appendMessage({3, "user", "More", "complete", {}, {}, 0, 1});
+    model.appendMessage(
+        {.id = 3, .role = "user", .text = "More", .status = "complete", .siblingCount = 1});
     QCOMPARE(model.data(answer, MessageModel::IsLastRole).toBool(), false);
     QCOMPARE(model.rowOf(3), 2);
     QCOMPARE(model.lastId(), 3);
