@@ -24,6 +24,9 @@ inline constexpr const char* kFrequencyPenalty = "frequency_penalty";
 inline constexpr const char* kPresencePenalty = "presence_penalty";
 inline constexpr const char* kRepeatPenalty = "repeat_penalty";
 inline constexpr const char* kN = "n";
+// Not in the OpenAI spec: llama.cpp's server and vLLM read it (generate max_tokens regardless of
+// end-of-generation tokens), and Ember's RemoteGenerator sends it, so an Ember upstream honours it.
+inline constexpr const char* kIgnoreEos = "ignore_eos";
 inline constexpr const char* kLogprobs = "logprobs";
 inline constexpr const char* kTopLogprobs = "top_logprobs";
 inline constexpr const char* kTools = "tools";

@@ -164,6 +164,7 @@ void readCommon(const json& body, ParsedRequest& out) {
     else s.seed = static_cast<uint64_t>(*readInteger(body, field::kSeed, 0, INT64_MAX));
   }
   s.stop = readStop(body);
+  out.generation.ignoreEndOfGeneration = readBool(body, field::kIgnoreEos).value_or(false);
   if (auto v = readInteger(body, field::kN, 1, kMaxChoices)) out.n = int(*v);
   out.stream = readBool(body, field::kStream).value_or(false);
   if (const json* options = member(body, field::kStreamOptions)) {

@@ -231,8 +231,10 @@ def check_disconnect(server):
     model = server.model_id
     before = metric(server.port, KEY, "ember_client_disconnects_total")
     # Streaming: read two frames, then hang up.
+    # ignore_eos: the answers run their 400 tokens, so each is still generating when its client
+    # hangs up (an idle machine answers the question itself in ~0.2 s).
     body = json.dumps({**chat_args(model, "Count from one to five hundred.", max_tokens=400),
-                       "stream": True}).encode()
+                       "stream": True, "ignore_eos": True}).encode()
     sock = socket.create_connection(("127.0.0.1", server.port))
     sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
                  + KEY.encode() + b"\r\nContent-Type: application/json\r\nContent-Length: "
@@ -243,7 +245,8 @@ def check_disconnect(server):
     sock.close()
     # Non-streaming: hang up while it generates.
     sock = socket.create_connection(("127.0.0.1", server.port))
-    body = json.dumps(chat_args(model, "Count from one to five hundred.", max_tokens=400)).encode()
+    body = json.dumps({**chat_args(model, "Count from one to five hundred.", max_tokens=400),
+                       "ignore_eos": True}).encode()
     sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
                  + KEY.encode() + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n"
                  + body)

@@ -38,7 +38,7 @@ class OpenAiCodecTest : public QObject {
       "temperature": 0.5, "top_p": 0.9, "top_k": 7, "min_p": 0.1, "max_tokens": 100,
       "max_completion_tokens": 12, "stop": "END", "seed": 18446744073709551615,
       "frequency_penalty": 0.25, "presence_penalty": -0.5, "repeat_penalty": 1.1, "n": 2,
-      "stream": true, "stream_options": {"include_usage": true}, "user": "ignored",
+      "ignore_eos": true, "stream": true, "stream_options": {"include_usage": true}, "user": "ignored",
       "response_format": {"type": "text"}, "tools": [], "logprobs": false})"));
     const SamplingParams& s = r.generation.sampling;
     QCOMPARE(r.model, std::string("m"));
@@ -54,6 +54,7 @@ class OpenAiCodecTest : public QObject {
     QCOMPARE(s.presencePenalty, -0.5f);
     QCOMPARE(s.repeatPenalty, 1.1f);
     QCOMPARE(r.n, 2);
+    QVERIFY(r.generation.ignoreEndOfGeneration);  // llama.cpp's and vLLM's ignore_eos
     QVERIFY(r.stream && r.includeUsage);
     const auto& m = r.generation.messages;
     QCOMPARE(m.size(), size_t(3));
