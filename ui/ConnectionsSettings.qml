@@ -80,7 +80,7 @@ ColumnLayout {
         id: urlField
         Layout.fillWidth: true
         Layout.rightMargin: 24
-        placeholderText: "http://192.168.1.20:8000/v1"
+        placeholderText: qsTr("http://192.168.1.20:8000/v1")
         inputMethodHints: Qt.ImhUrlCharactersOnly
         Accessible.name: qsTr("Server address")
     }

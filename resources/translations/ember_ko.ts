@@ -89,6 +89,10 @@
         <source>The language changes the next time Ember starts.</source>
         <translation>언어는 Ember를 다음에 시작할 때 바뀝니다.</translation>
     </message>
+    <message>
+        <source>The model&apos;s chat template could not be used for this conversation: %1</source>
+        <translation>이 대화에는 모델의 채팅 템플릿을 쓸 수 없었습니다: %1</translation>
+    </message>
 </context>
 <context>
     <name>ChatView</name>
@@ -146,6 +150,69 @@
     <message>
         <source>Stop the answer (Esc)</source>
         <translation>답변 멈추기 (Esc)</translation>
+    </message>
+</context>
+<context>
+    <name>ConnectionsSettings</name>
+    <message>
+        <source>Connections</source>
+        <translation>연결</translation>
+    </message>
+    <message>
+        <source>Servers that speak the OpenAI API: vLLM, llama.cpp&apos;s server, another Ember.</source>
+        <translation>OpenAI API를 쓰는 서버: vLLM, llama.cpp 서버, 다른 Ember.</translation>
+    </message>
+    <message>
+        <source>Key: %1</source>
+        <translation>키: %1</translation>
+    </message>
+    <message>
+        <source>Connection status</source>
+        <translation>연결 상태</translation>
+    </message>
+    <message>
+        <source>Testing…</source>
+        <translation>확인하는 중…</translation>
+    </message>
+    <message>
+        <source>Test connection</source>
+        <translation>연결 확인</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>삭제</translation>
+    </message>
+    <message>
+        <source>Add a server</source>
+        <translation>서버 추가</translation>
+    </message>
+    <message>
+        <source>Name (e.g. team GPU server)</source>
+        <translation>이름 (예: 팀 GPU 서버)</translation>
+    </message>
+    <message>
+        <source>Server name</source>
+        <translation>서버 이름</translation>
+    </message>
+    <message>
+        <source>http://192.168.1.20:8000/v1</source>
+        <translation>http://192.168.1.20:8000/v1</translation>
+    </message>
+    <message>
+        <source>Server address</source>
+        <translation>서버 주소</translation>
+    </message>
+    <message>
+        <source>API key (optional)</source>
+        <translation>API 키 (선택)</translation>
+    </message>
+    <message>
+        <source>API key</source>
+        <translation>API 키</translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation>추가</translation>
     </message>
 </context>
 <context>
@@ -299,10 +366,6 @@
 <context>
     <name>InferenceWorker</name>
     <message>
-        <source>The model was changed before the answer finished.</source>
-        <translation>답변이 끝나기 전에 모델이 바뀌었습니다.</translation>
-    </message>
-    <message>
         <source>Loading %1</source>
         <translation>%1 불러오는 중</translation>
     </message>
@@ -313,10 +376,6 @@
     <message>
         <source>A request with this key is already running.</source>
         <translation>같은 키의 요청이 이미 실행 중입니다.</translation>
-    </message>
-    <message>
-        <source>Generation failed: %1</source>
-        <translation>생성 실패: %1</translation>
     </message>
 </context>
 <context>
@@ -710,6 +769,36 @@ Click for details</source>
         <source>too big for %1: %2</source>
         <translation>%1에 너무 큼: %2</translation>
     </message>
+    <message>
+        <source>in the system keyring</source>
+        <translation>시스템 키링에 저장</translation>
+    </message>
+    <message>
+        <source>in a file only you can read (no keyring service)</source>
+        <translation>본인만 읽을 수 있는 파일에 저장 (키링 서비스 없음)</translation>
+    </message>
+    <message>
+        <source>no key</source>
+        <translation>키 없음</translation>
+    </message>
+    <message>
+        <source>cannot write %1: %2</source>
+        <translation>%1에 쓸 수 없습니다: %2</translation>
+    </message>
+    <message>
+        <source>cannot read the key file %1</source>
+        <translation>키 파일 %1을(를) 읽을 수 없습니다</translation>
+    </message>
+    <message>
+        <source>the keyring has no key for this server: %1</source>
+        <translation>키링에 이 서버의 키가 없습니다: %1</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n model(s), round trip %1 ms</source>
+        <translation>
+            <numerusform>모델 %n개, 왕복 %1 ms</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>ReasoningSection</name>
@@ -730,6 +819,65 @@ Click for details</source>
     <message>
         <source>Show the model&apos;s reasoning</source>
         <translation>모델의 추론 보기</translation>
+    </message>
+</context>
+<context>
+    <name>ServerSettings</name>
+    <message>
+        <source>Local API server</source>
+        <translation>로컬 API 서버</translation>
+    </message>
+    <message>
+        <source>Serve this model on this computer</source>
+        <translation>이 컴퓨터에서 이 모델을 제공</translation>
+    </message>
+    <message>
+        <source>Local API server on or off</source>
+        <translation>로컬 API 서버 켜기/끄기</translation>
+    </message>
+    <message>
+        <source>Port</source>
+        <translation>포트</translation>
+    </message>
+    <message>
+        <source>Local API server port</source>
+        <translation>로컬 API 서버 포트</translation>
+    </message>
+    <message>
+        <source>API key</source>
+        <translation>API 키</translation>
+    </message>
+    <message>
+        <source>none: any program on this computer may use it</source>
+        <translation>없음: 이 컴퓨터의 어떤 프로그램이든 쓸 수 있습니다</translation>
+    </message>
+    <message>
+        <source>Local API server key</source>
+        <translation>로컬 API 서버 키</translation>
+    </message>
+    <message>
+        <source>Hide</source>
+        <translation>숨기기</translation>
+    </message>
+    <message>
+        <source>Show</source>
+        <translation>보이기</translation>
+    </message>
+    <message>
+        <source>Show or hide the key</source>
+        <translation>키 보이기/숨기기</translation>
+    </message>
+    <message>
+        <source>New key</source>
+        <translation>새 키</translation>
+    </message>
+    <message>
+        <source>Generate a new API key</source>
+        <translation>새 API 키 만들기</translation>
+    </message>
+    <message>
+        <source>Base URL: %1</source>
+        <translation>기본 URL: %1</translation>
     </message>
 </context>
 <context>
@@ -896,6 +1044,21 @@ Click for details</source>
     <message>
         <source>Close</source>
         <translation>닫기</translation>
+    </message>
+</context>
+<context>
+    <name>ember::app::ConnectionsModel</name>
+    <message>
+        <source>The address must start with http:// or https://, for example http://192.168.1.20:8000/v1</source>
+        <translation>주소는 http:// 또는 https://로 시작해야 합니다. 예: http://192.168.1.20:8000/v1</translation>
+    </message>
+    <message>
+        <source>not tested yet</source>
+        <translation>아직 확인하지 않음</translation>
+    </message>
+    <message>
+        <source>testing…</source>
+        <translation>확인하는 중…</translation>
     </message>
 </context>
 </TS>
