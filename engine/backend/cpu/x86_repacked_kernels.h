@@ -44,16 +44,17 @@ void groupTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStr
     if constexpr (kLayout == RepackedLayout::Nibble4) {
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
-        const __m512i packed = _mm512_load_si512(blk + 64 * k);
+        const __m512i packed = _mm512_loadu_si512(blk + 64 * k);
         w[k] = _mm512_and_si512(packed, lowNibble);
         w[4 + k] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), lowNibble);
       }
     } else {
 #pragma GCC unroll 8
-      for (int k = 0; k < 8; ++k) w[k] = _mm512_xor_si512(_mm512_load_si512(blk + 64 * k), flip);
+      for (int k = 0; k < 8; ++k) w[k] = _mm512_xor_si512(_mm512_loadu_si512(blk + 64 * k), flip);
     }
     const __m512 dw = _mm512_cvtph_ps(quant::load256(blk + m.quantBytes));
-    const __m512 mw = _mm512_cvtph_ps(quant::load256(blk + m.quantBytes + 32));
+    const __m512 mw =
+        m.hasMin ? _mm512_cvtph_ps(quant::load256(blk + m.quantBytes + 32)) : _mm512_setzero_ps();
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       const int8_t* xq = xr[t].qs + 32 * b;
@@ -110,7 +111,8 @@ void groupTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStr
         for (int k = 0; k < 8; ++k) w[k] = quant::load256(blk + 64 * k + 32 * h);
       }
       const __m256 dw = _mm256_cvtph_ps(quant::load128(blk + m.quantBytes + 16 * h));
-      const __m256 mw = _mm256_cvtph_ps(quant::load128(blk + m.quantBytes + 32 + 16 * h));
+      const __m256 mw = m.hasMin
+          ? _mm256_cvtph_ps(quant::load128(blk + m.quantBytes + 32 + 16 * h)) : _mm256_setzero_ps();
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         const int8_t* xq = xr[t].qs + 32 * b;
@@ -190,7 +192,7 @@ namespace {
 
 RepackedDotFn x86RepackedKernel(const RepackedMatrix& m) {
   using L = RepackedLayout;
-  if (m.llamaLanes) return x86LaneKernel(m);
+  if (m.llamaLanes || m.layout == L::Nibble5) return x86LaneKernel(m);  // Nibble5: lanes only
   if (m.layout == L::Nibble4)
     return m.roundedMinSum ? runRepacked<L::Nibble4, true> : runRepacked<L::Nibble4, false>;
   return m.roundedMinSum ? runRepacked<L::Int8, true> : runRepacked<L::Int8, false>;
