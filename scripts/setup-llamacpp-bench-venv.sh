@@ -19,14 +19,14 @@ marker="$venv/.ember-build"  # what it was built with
 
 ready() {
   [ "$(cat "$marker" 2>/dev/null)" = "$LLAMA_CPP_PYTHON_VERSION $LLAMA_CPP_CMAKE_ARGS" ] &&
-    "$venv/bin/python" -c "import llama_cpp, numpy, jinja2" 2>/dev/null
+    "$venv/bin/python" -c "import llama_cpp, numpy, jinja2, gguf" 2>/dev/null
 }
 
 if ! ready; then
   ember_install_packages python3-venv
   log "building llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION into $venv (10-30 minutes on 2 cores, once)"
   [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet numpy jinja2 diskcache typing-extensions \
+  "$venv/bin/pip" install --quiet numpy jinja2 diskcache typing-extensions gguf \
     || die "pip could not install numpy, jinja2"
   CMAKE_ARGS="$LLAMA_CPP_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
     "$venv/bin/pip" install --quiet --no-cache-dir --force-reinstall --no-deps \
