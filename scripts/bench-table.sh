@@ -11,5 +11,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 venv="$("$EMBER_ROOT/scripts/setup-llamacpp-bench-venv.sh" | tail -n 1)"
 ember_build
 "$EMBER_ROOT/scripts/fetch-models.sh"
+# llama.cpp's OpenMP threads spin at barriers by default; on a machine shared with other work
+# that starves them (pp512 7 vs 15 tokens/s passive, measured on the shared 2-core box), so the
+# peer gets the passive policy unless the caller sets one.
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
 exec "$venv/bin/python" "$EMBER_ROOT/scripts/bench_table.py" \
   --ember-bench "$EMBER_BUILD_DIR/bin/ember-bench" --models-dir "$EMBER_MODELS_DIR" "$@"

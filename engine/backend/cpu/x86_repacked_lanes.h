@@ -32,7 +32,7 @@ void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStri
   const __m512i bit4 = _mm512_set1_epi8(16);  // Nibble5's fifth bit, and Q5_0's offset
   for (int64_t b = 0; b < m.blocks; ++b) {
     const uint8_t* blk = m.block(g, b);
-    _mm_prefetch(reinterpret_cast<const char*>(blk + 8 * m.blockBytes), _MM_HINT_T0);
+    prefetchBlock(blk + kPrefetchBlocks * m.blockBytes, m.blockBytes);
     __m512i w[8];
     if constexpr (kLayout != RepackedLayout::Int8) {
 #pragma GCC unroll 4
@@ -113,6 +113,7 @@ void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStri
     }
     for (int64_t b = 0; b < m.blocks; ++b) {
       const uint8_t* blk = m.block(g, b);
+      if (h == 0) prefetchBlock(blk + kPrefetchBlocks * m.blockBytes, m.blockBytes);
       __m256i w[8];
       if constexpr (kLayout != RepackedLayout::Int8) {
         for (int k = 0; k < 4; ++k) {
