@@ -61,11 +61,20 @@ def main():
         "~/.cache/ember/models/SmolLM2-135M-Instruct.Q4_1.gguf"))
     ap.add_argument("--repetitions", type=int, default=3)
     ap.add_argument("--hop-samples", type=int, default=40)
+    ap.add_argument("--hop-only", action="store_true", help="measure the router hop only")
+    ap.add_argument("--turns", help="a turns file of ember-bench ttft-turns --dump-turns "
+                                    "(default: made now by one ember-bench repetition)")
     args = ap.parse_args()
     serve = os.path.join(args.build, "bin", "ember-serve")
     bench = os.path.join(args.build, "bin", "ember-bench")
     workdir = tempfile.mkdtemp(prefix="bench-router-", dir=args.build)
-    turns = load_chat(bench, args.model, workdir)
+    if args.hop_only:
+        turns = []
+    elif args.turns:
+        with open(args.turns) as f:
+            turns = [turn["messages"] for turn in json.load(f)["turns"]]
+    else:
+        turns = load_chat(bench, args.model, workdir)
 
     a = EmberServe(serve, workdir, "a", model=args.model)
     b = EmberServe(serve, workdir, "b", model=args.model)
@@ -85,41 +94,44 @@ def main():
 
         arms = {"single": a, "affinity": affine, "round robin": rr}
         results = {name: [] for name in arms}
-        for rep in range(args.repetitions):
+        for rep in range(args.repetitions if turns else 0):
             order = list(arms)[rep % 3:] + list(arms)[:rep % 3]  # no arm always goes first
             for name in order:
                 results[name].append(replay(arms[name], model, turns, f"{rep}-{name}"))
+                print(f"repetition {rep + 1}, {name}: TTFT per turn (ms) " +
+                      " ".join(f"{ms:.0f}" for ms, _ in results[name][-1]), flush=True)
 
-        def med(name, turn, field):
-            return statistics.median(r[turn][field] for r in results[name])
+        if turns:
+            def med(name, turn, field):
+                return statistics.median(r[turn][field] for r in results[name])
 
-        print(f"router benchmark: ember-bench ttft-turns' {len(turns)}-turn chat, 1 token per "
-              f"turn, median of {args.repetitions} repetitions; two ember-serve upstreams "
-              f"(1 thread each) on {os.path.basename(args.model)}")
-        print(f"{'turn':>4} {'single ms':>10} {'affinity':>9} {'round rb':>9} {'aff/single':>11} "
-              f"{'rr/single':>10} {'cached single/aff/rr':>22}")
-        for t in range(len(turns)):
-            s, f, r = (med(n, t, 0) for n in arms)
-            cached = "/".join(f"{med(n, t, 1):.0f}" for n in arms)
-            print(f"{t + 1:>4} {s:>10.1f} {f:>9.1f} {r:>9.1f} {f / s:>10.2f}x {r / s:>9.2f}x "
-                  f"{cached:>22}")
-        last = len(turns) - 1
-        paired = [x[last][0] / y[last][0] for x, y in zip(results["affinity"], results["single"])]
-        print(f"turn {last + 1}: affinity / single upstream = {statistics.median(paired):.2f}x "
-              f"(median of paired repetitions; goal <= 1.3x); round robin / single = "
-              f"{statistics.median(x[last][0] / y[last][0] for x, y in zip(results['round robin'], results['single'])):.2f}x")
-        for name in arms:
-            total = statistics.median(sum(turn[1] for turn in r) for r in results[name])
-            print(f"reused prompt tokens over the chat, {name}: {total:.0f}")
+            print(f"router benchmark: ember-bench ttft-turns' {len(turns)}-turn chat, 1 token per "
+                  f"turn, median of {args.repetitions} repetitions; two ember-serve upstreams "
+                  f"(1 thread each) on {os.path.basename(args.model)}")
+            print(f"{'turn':>4} {'single ms':>10} {'affinity':>9} {'round rb':>9} {'aff/single':>11} "
+                  f"{'rr/single':>10} {'cached single/aff/rr':>22}")
+            for t in range(len(turns)):
+                s, f, r = (med(n, t, 0) for n in arms)
+                cached = "/".join(f"{med(n, t, 1):.0f}" for n in arms)
+                print(f"{t + 1:>4} {s:>10.1f} {f:>9.1f} {r:>9.1f} {f / s:>10.2f}x {r / s:>9.2f}x "
+                      f"{cached:>22}")
+            last = len(turns) - 1
+            paired = [x[last][0] / y[last][0] for x, y in zip(results["affinity"], results["single"])]
+            print(f"turn {last + 1}: affinity / single upstream = {statistics.median(paired):.2f}x "
+                  f"(median of paired repetitions; goal <= 1.3x); round robin / single = "
+                  f"{statistics.median(x[last][0] / y[last][0] for x, y in zip(results['round robin'], results['single'])):.2f}x")
+            for name in arms:
+                total = statistics.median(sum(turn[1] for turn in r) for r in results[name])
+                print(f"reused prompt tokens over the chat, {name}: {total:.0f}")
 
         # The hop: the same short cached request, direct and through the router, interleaved.
         body = {"model": model, "messages": [{"role": "user", "content": "Say one word."}],
                 "max_tokens": 1, "temperature": 0, "ignore_eos": True}
         direct, routed = [], []
-        for i in range(args.hop_samples + 2):
+        for i in range(args.hop_samples + 4):
             first, second = (a, hop) if i % 2 == 0 else (hop, a)
             x, y = stream_chat(first.port, None, body), stream_chat(second.port, None, body)
-            if i < 2:
+            if i < 4:
                 continue  # warm-up: the prompt enters the cache, connections open
             d, r = (x, y) if first is a else (y, x)
             direct.append(d["ttft_ms"]), routed.append(r["ttft_ms"])
