@@ -45,8 +45,12 @@ class EmberServe:
         self.name, self.key = name, key
         self.port = port or free_port()
         self.log_file = os.path.join(workdir, f"{name}.log")
-        self.args = [serve, "--port", str(self.port), "--usage-db",
-                     os.path.join(workdir, f"{name}-usage.sqlite"), "--log-file", self.log_file]
+        self.usage_db = os.path.join(workdir, f"{name}-usage.sqlite")
+        for stale in (self.usage_db, self.log_file):  # counts and lines of an earlier run
+            if os.path.exists(stale):
+                os.remove(stale)
+        self.args = [serve, "--port", str(self.port), "--usage-db", self.usage_db,
+                     "--log-file", self.log_file]
         if model:
             self.args += ["--model", model, "--threads", "1", "--context", "4096",
                           "--parallel", "8"]

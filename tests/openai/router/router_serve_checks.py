@@ -7,7 +7,9 @@ new requests all succeed on the other, the dead one is ejected); re-admission on
 conversation-affine routing of 8-turn chats (turn k on the upstream of turn k-1) and the prompt
 tokens the upstreams reused (cached_tokens), with affinity and with round robin."""
 import argparse
+import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -99,6 +101,15 @@ def check_balancing(gateway, a, b, model):
         with open(gateway.log_file) as f:
             return sum(1 for line in f if "endpoint=chat" in line and "status=200" in line)
     wait_for("16 answered chats in the gateway's request log", lambda: logged() >= 16, 10)
+
+    # The gateway's usage meter counts routed requests: 16 x 32 generated tokens (ignore_eos).
+    def metered():
+        out = subprocess.run([gateway.args[0], "usage", "--usage-db", gateway.usage_db, "--json"],
+                             capture_output=True, text=True, check=True).stdout
+        rows = json.loads(out)
+        return sum(r["requests"] for r in rows), sum(r["completion_tokens"] for r in rows)
+    wait_for("the usage meter to count 16 requests", lambda: metered()[0] >= 16, 10)
+    check(metered()[1] == 16 * 32, f"the usage meter counted {metered()} (requests, tokens)")
 
 
 def check_kill_and_readmit(gateway, a, b, model):
