@@ -120,7 +120,7 @@ def main():
     print("read bandwidth probed now: %.1f GB/s (%d threads); load average %s" % (
         bw, a.threads, open("/proc/loadavg").read().split()[:3]), flush=True)
     rows = []
-    for name in a.models.split(","):
+    for name in [m for m in a.models.split(",") if m]:
         path = os.path.join(a.models_dir, name)
         ids = subprocess.run([a.ember_bench, "tokens", "--model", path, "--count", "2048"],
                              check=True, capture_output=True, text=True).stdout.split()
