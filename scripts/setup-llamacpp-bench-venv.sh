@@ -17,22 +17,25 @@ LLAMA_CPP_CMAKE_ARGS="${EMBER_LLAMACPP_BENCH_CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGM
 venv="${EMBER_LLAMACPP_BENCH_VENV:-$HOME/.cache/ember/venv-llamacpp-bench}"
 marker="$venv/.ember-build"  # what it was built with
 
-ready() {
+built() {
   [ "$(cat "$marker" 2>/dev/null)" = "$LLAMA_CPP_PYTHON_VERSION $LLAMA_CPP_CMAKE_ARGS" ] &&
-    "$venv/bin/python" -c "import llama_cpp, numpy, jinja2, gguf" 2>/dev/null
+    "$venv/bin/python" -c "import llama_cpp" 2>/dev/null
 }
+deps() { "$venv/bin/python" -c "import numpy, jinja2, gguf" 2>/dev/null; }
 
-if ! ready; then
+if ! built; then
   ember_install_packages python3-venv
   log "building llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION into $venv (10-30 minutes on 2 cores, once)"
   [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet numpy jinja2 diskcache typing-extensions gguf \
-    || die "pip could not install numpy, jinja2"
+  "$venv/bin/pip" install --quiet numpy jinja2 diskcache typing-extensions \
+    || die "pip could not install llama-cpp-python's dependencies"
   CMAKE_ARGS="$LLAMA_CPP_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
     "$venv/bin/pip" install --quiet --no-cache-dir --force-reinstall --no-deps \
     "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" \
     || die "pip could not build llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION"
   echo "$LLAMA_CPP_PYTHON_VERSION $LLAMA_CPP_CMAKE_ARGS" > "$marker"
-  ready || die "the venv at $venv does not import llama_cpp"
+  built || die "the venv at $venv does not import llama_cpp"
 fi
+# What the benchmark scripts use beside llama.cpp (gguf: tensor sizes), added without a rebuild.
+deps || "$venv/bin/pip" install --quiet numpy jinja2 gguf || die "pip could not install numpy, jinja2, gguf"
 echo "$venv"
