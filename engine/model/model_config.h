@@ -113,6 +113,12 @@ struct ModelConfig {
   std::string describe() const;
 };
 
+// YaRN's correction dims for `dims` rotated dims (ggml_rope_yarn_corr_dims): the dims whose
+// wavelengths turn betaFast and betaSlow times within originalContext positions. Every backend's
+// YaRN ramp runs between them.
+void yarnCorrectionDims(int32_t dims, int32_t originalContext, float freqBase, float betaFast,
+                        float betaSlow, float out[2]);
+
 // Reads and validates the configuration; throws ModelConfigError naming the file and the
 // missing or bad key (or tensor, for the vocabulary size).
 ModelConfig readModelConfig(const gguf::GgufFile& file);

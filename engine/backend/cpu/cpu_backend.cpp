@@ -29,8 +29,8 @@ CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& con
     p.extFactor = config_.ropeExtFactor;
     p.attnFactor = config_.ropeAttnFactor;
     if (p.extFactor != 0.0f)
-      ops::yarnCorrectionDims(p.dims, config_.ropeOriginalContext, p.freqBase,
-                              config_.yarnBetaFast, config_.yarnBetaSlow, p.corrDims);
+      model::yarnCorrectionDims(p.dims, config_.ropeOriginalContext, p.freqBase,
+                                config_.yarnBetaFast, config_.yarnBetaSlow, p.corrDims);
     auto same = [&](const ops::RopeParams& o) {
       return o.freqBase == p.freqBase && o.freqScale == p.freqScale;
     };
