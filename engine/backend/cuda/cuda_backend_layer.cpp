@@ -28,7 +28,8 @@ class CudaLayerOps final : public model::LayerOps {
         tensor == LayerTensor::Bo || tensor == LayerTensor::AttnNorm ||
         tensor == LayerTensor::FfnNorm || tensor == LayerTensor::QNorm ||
         tensor == LayerTensor::KNorm || tensor == LayerTensor::PostAttnNorm ||
-        tensor == LayerTensor::PostFfnNorm)
+        tensor == LayerTensor::PostFfnNorm || tensor == LayerTensor::BGate ||
+        tensor == LayerTensor::BUp || tensor == LayerTensor::BDown)
       return vector(layer, tensor) != nullptr;
     return true;
   }
@@ -62,7 +63,10 @@ class CudaLayerOps final : public model::LayerOps {
     rope.ropeDims = c_.ropeDims;
     rope.freqBase = c_.layers[size_t(layer)].ropeFreqBase;
     rope.freqScale = c_.layers[size_t(layer)].ropeFreqScale;
-    rope.freqFactors = b_.weights_.ropeFreqs;
+    // LongRoPE: the long factors when a sequence may run past the original context (as the CPU).
+    const bool longFactors = b_.weights_.ropeFreqsLong &&
+                             b_.kvShape_.contextLength > c_.ropeOriginalContext;
+    rope.freqFactors = longFactors ? b_.weights_.ropeFreqsLong : b_.weights_.ropeFreqs;
     rope.neox = c_.ropeStyle == model::RopeStyle::Neox;
     rope.extFactor = c_.ropeExtFactor;
     rope.attnFactor = c_.ropeAttnFactor;
@@ -177,6 +181,9 @@ class CudaLayerOps final : public model::LayerOps {
       case LayerTensor::KNorm: return w.kNorm;
       case LayerTensor::PostAttnNorm: return w.postAttnNorm;
       case LayerTensor::FfnNorm: return w.ffnNorm;
+      case LayerTensor::BGate: return w.bGate;
+      case LayerTensor::BUp: return w.bUp;
+      case LayerTensor::BDown: return w.bDown;
       default: return w.postFfnNorm;
     }
   }
