@@ -46,6 +46,7 @@ using namespace ember;
 using test::PagedSequence;
 using test::Agreement;
 using test::compareRows;
+using test::rowKl;
 
 namespace {
 
