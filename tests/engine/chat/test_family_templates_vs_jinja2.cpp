@@ -2,8 +2,9 @@
 // nor the shared test data carry, kept in data/templates/ as each model publishes it (the
 // tokenizer.chat_template of its GGUF, the chat_template of its tokenizer_config.json):
 //  - microsoft-Phi-4-mini-instruct.jinja: Phi-4-mini-instruct's tokenizer_config.json;
-//  - allenai-OLMo-2-1124-7B-Instruct.jinja: OLMo 2 Instruct's tokenizer_config.json (the Tülu 3
-//    template with bos_token first);
+//  - allenai-OLMo-2-1124-7B-Instruct.jinja: OLMo 2 Instruct's tokenizer_config.json, decoded from
+//    its JSON (the Tülu 3 template with bos_token first; the newlines inside its string literals are
+//    real newlines, as the GGUF conversion stores them);
 //  - HuggingFaceTB-SmolLM2-135M-Instruct.jinja: tokenizer.chat_template of
 //    SmolLM2-135M-Instruct.Q4_1.gguf, Ember's default model.
 // Each is rendered over every conversation in data/conversations/ by Ember and by Python's
