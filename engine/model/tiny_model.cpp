@@ -204,11 +204,6 @@ void writeTinyModel(const TinyModelSpec& spec, const std::filesystem::path& path
       spec.preset != "tiny-ffn-bias")
     throw Error("tiny model: unknown preset '" + spec.preset +
                 "' (known: tiny, tiny-yarn, tiny-longrope, tiny-ffn-bias)");
-  if (spec.preset == "tiny-ffn-bias" &&
-      !(spec.architecture == "llama" || spec.architecture == "mistral3" ||
-        spec.architecture == "granite"))
-    throw Error("tiny model: the tiny-ffn-bias preset is for llama, mistral3 or granite (the "
-                "architectures with feed-forward biases), not '" + spec.architecture + "'");
   const std::vector<std::string> known = tinyModelArchitectures();
   if (std::find(known.begin(), known.end(), spec.architecture) == known.end()) {
     std::string list;
