@@ -15,6 +15,7 @@ import time
 import httpx
 import openai
 
+from logprob_checks import check_logprobs
 from serve_support import Schemas, Server, metric, raw_request
 
 KEY = "sk-ember-test-0123456789"
@@ -131,7 +132,7 @@ def check_sdk_and_schemas(server, schemas):
     check(len(both.choices) == 2 and both.choices[0].message.content == text, "n=2")
 
     # The SDK's own exception types.
-    for bad, param in (({"temperature": 5}, "temperature"), ({"logprobs": True}, "logprobs"),
+    for bad, param in (({"temperature": 5}, "temperature"), ({"top_logprobs": 21, "logprobs": True}, "top_logprobs"),
                        ({"tools": [{"type": "function", "function": {"name": "f"}}]}, "tools")):
         try:
             client.chat.completions.create(**chat_args(model, "hi", **bad))
@@ -429,6 +430,7 @@ def main():
     schemas = Schemas(args.spec)
     with Server(args.serve, args.model, args.workdir, "main", KEY, fresh=True) as server:
         check_sdk_and_schemas(server, schemas)
+        check_logprobs(server, schemas, KEY, check, args.model)
         check_hostile(server, schemas)
         check_disconnect(server)
         check_usage_and_log(args.serve, server, args.workdir)
