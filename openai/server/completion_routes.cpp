@@ -117,8 +117,8 @@ struct Stream {
 
 }  // namespace
 
-void ApiServer::Impl::handleGeneration(const httplib::Request& req, httplib::Response& res,
-                                       Endpoint endpoint) {
+void ApiServer::Impl::handleGeneration(const httplib::Request& req, const std::string& bodyText,
+                                       httplib::Response& res, Endpoint endpoint) {
   const char* name = endpoint == Endpoint::ChatCompletions ? "chat" : "completions";
   RequestContext ctx = context(req, name);
   res.set_header("X-Request-Id", ctx.requestId);
@@ -127,7 +127,7 @@ void ApiServer::Impl::handleGeneration(const httplib::Request& req, httplib::Res
   try {
     ctx.keyId = authenticate(req);
     if (stopping) throw ApiError::unavailable("the server is shutting down");
-    const nlohmann::json body = parseJsonBody(req.body);
+    const nlohmann::json body = parseJsonBody(bodyText);
     parsed = endpoint == Endpoint::ChatCompletions ? parseChatCompletionRequest(body)
                                                    : parseCompletionRequest(body);
     if (generator.status().state != GeneratorStatus::State::Ready)

@@ -2,7 +2,7 @@
 //   ember-serve --model M [--host 127.0.0.1] [--port 8080] [--api-key K | --api-key-file F]
 //               [--parallel N] [--queue N] [--context N] [--threads N] [--rpm N] [--tpm N]
 //               [--allow-origin O] [--allow-host H] [--usage-db F] [--log-file F]
-//               [--max-body-bytes N] [--log-prompts]
+//               [--max-body-bytes N] [--request-timeout S] [--log-prompts]
 //   ember-serve usage [--usage-db F] [--json] [--price-prompt P --price-completion P]
 #include <signal.h>
 #include <unistd.h>
@@ -71,7 +71,7 @@ int runServer(const cli::Args& raw) {
       raw,
       {"--model", "--host", "--port", "--api-key", "--api-key-file", "--parallel", "--queue",
        "--context", "--threads", "--rpm", "--tpm", "--allow-origin", "--allow-host", "--usage-db",
-       "--log-file", "--max-body-bytes", "--backend"},
+       "--log-file", "--max-body-bytes", "--request-timeout", "--backend"},
       {"--log-prompts"});
   EngineOptions engine;
   engine.modelPath = args.required("--model");
@@ -91,6 +91,7 @@ int runServer(const cli::Args& raw) {
   if (auto o = args.value("--allow-origin")) options.allowedOrigins.push_back(*o);
   if (auto h = args.value("--allow-host")) options.allowedHosts.push_back(*h);
   options.maxBodyBytes = size_t(integerOption(args, "--max-body-bytes", 8 << 20, 1024, 1LL << 32));
+  options.requestTimeoutSeconds = int(integerOption(args, "--request-timeout", 30, 0, 3600));
   options.usageDatabase = args.value("--usage-db").value_or(dataDir() + "/serve-usage.sqlite");
   options.logFile = args.value("--log-file").value_or("");
   options.logPrompts = args.flag("--log-prompts");
