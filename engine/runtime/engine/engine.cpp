@@ -21,6 +21,7 @@
 #include "runtime/engine/request_lifecycle.h"
 #include "runtime/engine/scheduler.h"
 #include "runtime/engine/sequence_blocks.h"
+#include "runtime/sampling/logprobs.h"
 
 namespace ember {
 
@@ -61,7 +62,22 @@ struct Engine::Impl {
   void finish(Sequence& s, FinishReason reason, const std::string& error = {});
   void applyAborts();
   void advance(Sequence& s, int32_t tokenCount, std::span<const float> logits);
+  TokenLogprob describeLogprobs(std::span<const float> logits, TokenId token, int32_t topN) const;
 };
+
+// The sampled token's log-probability and its alternatives, with their bytes.
+TokenLogprob Engine::Impl::describeLogprobs(std::span<const float> logits, TokenId token,
+                                            int32_t topN) const {
+  const sampling::PositionLogprobs at = sampling::logprobsAt(logits, token, topN);
+  TokenLogprob out;
+  out.token = token;
+  out.text = tokenizer->tokenBytes(token, true);
+  out.logprob = at.chosen;
+  out.top.reserve(at.top.size());
+  for (const sampling::RankedLogprob& r : at.top)
+    out.top.push_back({r.id, tokenizer->tokenBytes(r.id, true), r.logprob});
+  return out;
+}
 
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Engine::~Engine() = default;
@@ -144,6 +160,12 @@ RequestId Engine::addRequest(GenerationRequest request, EventSink sink) {
   s->maxNewTokens = request.sampling.maxTokens;
   s->ignoreEndOfGeneration = request.ignoreEndOfGeneration;
   s->logitsObserver = std::move(request.logitsObserver);
+  if (request.logprobs) {
+    if (request.topLogprobs < 0 || request.topLogprobs > kMaxTopLogprobs)
+      throw Error("top_logprobs must be between 0 and " + std::to_string(kMaxTopLogprobs) +
+                  ", got " + std::to_string(request.topLogprobs));
+    s->topLogprobs = request.topLogprobs;
+  }
   s->sampler = std::make_unique<Sampler>(request.sampling, d.backend->vocabSize());
   s->detokenizer = std::make_unique<IncrementalDetokenizer>(*d.tokenizer);
   s->stopMatcher = std::make_unique<StopMatcher>(request.sampling.stop);
@@ -270,6 +292,7 @@ void Engine::Impl::advance(Sequence& s, int32_t tokenCount, std::span<const floa
   const auto sampled = Clock::now();
   if (tokenizer->isEndOfGeneration(token) && !s.ignoreEndOfGeneration)
     return finish(s, FinishReason::Eos);
+  if (s.topLogprobs >= 0) s.pendingLogprobs.push_back(describeLogprobs(logits, token, s.topLogprobs));
   s.tokens.push_back(token);
   if (!s.firstToken) s.firstToken = sampled;
   s.lastToken = sampled;

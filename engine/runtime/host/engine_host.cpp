@@ -298,6 +298,9 @@ RequestId EngineHost::submit(GenerationRequest request, EventSink sink) {
       throw Error("unknown model \"" + request.model + "\" (this engine has \"" + d.model->id +
                   "\")");
     validate(request.sampling, d.vocabSize, d.model->contextLength);
+    if (request.logprobs && (request.topLogprobs < 0 || request.topLogprobs > kMaxTopLogprobs))
+      throw Error("top_logprobs must be between 0 and " + std::to_string(kMaxTopLogprobs) +
+                  ", got " + std::to_string(request.topLogprobs));
     id = d.nextId++;
     d.commands.push_back(SubmitCommand{id, std::move(request), std::move(sink), Clock::now()});
     ++d.queuedSubmits;
