@@ -88,6 +88,35 @@ void applyQwen3(ModelConfig& c) {
   c.qkNormScope = QkNormScope::PerHead;
 }
 
+// Qwen3-MoE (llama.cpp: models/qwen3moe.cpp and build_moe_ffn): qwen3's attention, and in place
+// of the dense FFN a router over expert_count experts: softmax over all of them, the top
+// expert_used_count kept, their weights always divided by their sum (llama.cpp passes
+// norm_w = true for this architecture whatever expert_weights_norm says, and applies no
+// expert_weights_scale, which it never reads for it). Each expert is a SwiGLU FFN of width
+// expert_feed_forward_length (default: feed_forward_length / expert_used_count).
+void applyQwen3Moe(ModelConfig& c, const MetadataKeys& keys) {
+  applyQwen3(c);
+  const int64_t experts = keys.requiredInt("expert_count");
+  const int64_t used = keys.requiredInt("expert_used_count");
+  constexpr int64_t kMostExperts = 1024;  // llama.cpp's LLAMA_MAX_EXPERTS
+  if (experts <= 0 || experts > kMostExperts)
+    keys.fail("metadata key '" + keys.key("expert_count") + "' = " + std::to_string(experts) +
+              " must be between 1 and " + std::to_string(kMostExperts));
+  if (used <= 0 || used > experts)
+    keys.fail("metadata key '" + keys.key("expert_used_count") + "' = " + std::to_string(used) +
+              " must be between 1 and expert_count (" + std::to_string(experts) + ")");
+  c.expertCount = int32_t(experts);
+  c.expertUsedCount = int32_t(used);
+  const int64_t width = keys.optionalInt("expert_feed_forward_length").value_or(c.ffnDim / used);
+  if (width <= 0 || width > (int64_t{1} << 30))
+    keys.fail("metadata key '" + keys.key("expert_feed_forward_length") + "' = " +
+              std::to_string(width) + " is out of range");
+  c.expertFfnDim = int32_t(width);
+  c.expertGating = ExpertGating::Softmax;
+  c.expertWeightsNorm = true;
+  c.expertWeightsScale = 1.0f;
+}
+
 // Gemma 3 (llama.cpp: llama_load_hparams_gemma3 and llm_build_gemma3).
 void applyGemma3(ModelConfig& c, const MetadataKeys& keys) {
   c.ropeStyle = RopeStyle::Neox;
@@ -195,6 +224,7 @@ void applyArchitectureRules(ModelConfig& config, const MetadataKeys& keys) {
     case Architecture::Mistral3: return applyMistral3(config, keys);
     case Architecture::Qwen2: return applyQwen2(config);
     case Architecture::Qwen3: return applyQwen3(config);
+    case Architecture::Qwen3Moe: return applyQwen3Moe(config, keys);
     case Architecture::Gemma2: return applyGemma2(config, keys);
     case Architecture::Gemma3: return applyGemma3(config, keys);
     case Architecture::Granite: return applyGranite(config, keys);

@@ -66,6 +66,16 @@ void bindAttentionProjections(const Binder& b, const gguf::GgufFile& file, const
                            "' has some but not all of the attn_q/attn_k/attn_v biases");
 }
 
+// The router and the stacked experts of a mixture-of-experts layer.
+void bindExperts(const Binder& b, const std::string& p, const ModelConfig& c, LayerWeights& l) {
+  const uint64_t embd = uint64_t(c.embeddingDim), ffExp = uint64_t(c.expertFfnDim);
+  const uint64_t experts = uint64_t(c.expertCount);
+  l.ffnGateInp = b.bind(p + "ffn_gate_inp.weight", {embd, experts});
+  l.ffnGateExps = b.bind(p + "ffn_gate_exps.weight", {embd, ffExp, experts});
+  l.ffnUpExps = b.bind(p + "ffn_up_exps.weight", {embd, ffExp, experts});
+  l.ffnDownExps = b.bind(p + "ffn_down_exps.weight", {ffExp, embd, experts});
+}
+
 }  // namespace
 
 ModelWeights bindModelWeights(const gguf::GgufFile& file, const ModelConfig& c) {
@@ -98,7 +108,9 @@ ModelWeights bindModelWeights(const gguf::GgufFile& file, const ModelConfig& c) 
       l.kNorm = b.bind(p + "attn_k_norm.weight", {kDim});
     }
     if (c.preNorms) l.ffnNorm = b.bind(p + "ffn_norm.weight", {embd});
-    if (c.fusedGateUp) {
+    if (c.mixtureOfExperts()) {
+      bindExperts(b, p, c, l);
+    } else if (c.fusedGateUp) {
       const gguf::TensorInfo* gateUp = b.bind(p + "ffn_up.weight", {embd, 2 * ff});
       l.ffnGate = {gateUp, 0, ff};
       l.ffnUp = {gateUp, ff, ff};
@@ -106,12 +118,13 @@ ModelWeights bindModelWeights(const gguf::GgufFile& file, const ModelConfig& c) 
       l.ffnGate = {b.bind(p + "ffn_gate.weight", {embd, ff}), 0, ff};
       l.ffnUp = {b.bind(p + "ffn_up.weight", {embd, ff}), 0, ff};
     }
-    l.ffnDown = b.bind(p + "ffn_down.weight", {ff, embd});
+    if (!c.mixtureOfExperts()) l.ffnDown = b.bind(p + "ffn_down.weight", {ff, embd});
     if (c.postNorms) {
       l.postAttnNorm = b.bind(p + "post_attention_norm.weight", {embd});
       l.postFfnNorm = b.bind(p + "post_ffw_norm.weight", {embd});
     }
-    for (const char* bias : {"ffn_gate.bias", "ffn_up.bias", "ffn_down.bias"})
+    for (const char* bias : {"ffn_gate.bias", "ffn_up.bias", "ffn_down.bias", "ffn_gate_inp.bias",
+                             "ffn_gate_exps.bias", "ffn_up_exps.bias", "ffn_down_exps.bias"})
       if (file.findTensor(p + bias))
         throw ModelConfigError(file.path() + ": tensor '" + p + bias +
                                "' (a feed-forward bias) is not supported");

@@ -39,6 +39,13 @@ struct LayerWeights {
   MatrixRows ffnUp;                                // [n_embd, n_ff]
   const gguf::TensorInfo* ffnDown = nullptr;       // [n_ff, n_embd]
   const gguf::TensorInfo* postFfnNorm = nullptr;   // [n_embd]                (gemma2/3, olmo2)
+  // Mixture of experts, in place of ffnGate/ffnUp/ffnDown: the router and the experts' matrices
+  // stacked along the last dimension (expert e's gate is rows [e * n_ff_exp, (e + 1) * n_ff_exp)
+  // of ffnGateExps seen as [n_embd, n_ff_exp * n_expert]).
+  const gguf::TensorInfo* ffnGateInp = nullptr;   // [n_embd, n_expert]
+  const gguf::TensorInfo* ffnGateExps = nullptr;  // [n_embd, n_ff_exp, n_expert]
+  const gguf::TensorInfo* ffnUpExps = nullptr;    // [n_embd, n_ff_exp, n_expert]
+  const gguf::TensorInfo* ffnDownExps = nullptr;  // [n_ff_exp, n_embd, n_expert]
 };
 
 struct ModelWeights {

@@ -24,6 +24,8 @@ using gguf::Value;
 // require it).
 constexpr uint32_t kLayers = 4, kEmbd = 64, kFfn = 128, kHeads = 4, kKvHeads = 2, kHeadDim = 16;
 constexpr uint32_t kContext = 256;
+// The mixture of experts (qwen3moe): 8 experts of n_ff 32, 2 per token.
+constexpr uint32_t kExperts = 8, kExpertsUsed = 2, kExpertFfn = 32;
 constexpr uint64_t kAlignment = 32;
 
 enum class Fill : uint8_t { Weight, Embedding, Norm, Bias };
@@ -79,7 +81,13 @@ void addMetadata(Plan& plan, const std::string& arch, const std::string& preset,
   u32("rope.dimension_count", kHeadDim);
   u32("vocab_size", uint32_t(vocab));
   f32("attention.layer_norm_rms_epsilon", 1e-6f);
-  f32("rope.freq_base", among(arch, {"qwen2", "qwen3", "gemma3"}) ? 1000000.0f : 10000.0f);
+  f32("rope.freq_base",
+      among(arch, {"qwen2", "qwen3", "qwen3moe", "gemma3"}) ? 1000000.0f : 10000.0f);
+  if (arch == "qwen3moe") {
+    u32("expert_count", kExperts);
+    u32("expert_used_count", kExpertsUsed);
+    u32("expert_feed_forward_length", kExpertFfn);
+  }
   if (arch == "gemma2") {
     u32("attention.sliding_window", 4);
     f32("attn_logit_softcapping", 3.0f);
@@ -149,7 +157,7 @@ void addTensors(Plan& plan, const std::string& arch, const std::string& preset, 
       t.push_back({p + "attn_k.bias", {kv}, Fill::Bias});
       t.push_back({p + "attn_v.bias", {kv}, Fill::Bias});
     }
-    if (among(arch, {"qwen3", "gemma3"})) {
+    if (among(arch, {"qwen3", "qwen3moe", "gemma3"})) {
       t.push_back({p + "attn_q_norm.weight", {kHeadDim}, Fill::Norm});
       t.push_back({p + "attn_k_norm.weight", {kHeadDim}, Fill::Norm});
     } else if (arch == "olmo2") {
@@ -159,13 +167,20 @@ void addTensors(Plan& plan, const std::string& arch, const std::string& preset, 
     t.push_back({p + "attn_output.weight", {q, embd}});
     if (postNorms) t.push_back({p + "post_attention_norm.weight", {embd}, Fill::Norm});
     if (preNorms) t.push_back({p + "ffn_norm.weight", {embd}, Fill::Norm});
-    if (arch == "phi3") {
+    if (arch == "qwen3moe") {  // the router, then every expert's matrices stacked
+      const uint64_t experts = kExperts, ffExp = kExpertFfn;
+      t.push_back({p + "ffn_gate_inp.weight", {embd, experts}});
+      t.push_back({p + "ffn_gate_exps.weight", {embd, ffExp, experts}});
+      t.push_back({p + "ffn_up_exps.weight", {embd, ffExp, experts}});
+      t.push_back({p + "ffn_down_exps.weight", {ffExp, embd, experts}});
+    } else if (arch == "phi3") {
       t.push_back({p + "ffn_up.weight", {embd, 2 * ff}});  // gate rows, then up rows
+      t.push_back({p + "ffn_down.weight", {ff, embd}});
     } else {
       t.push_back({p + "ffn_gate.weight", {embd, ff}});
       t.push_back({p + "ffn_up.weight", {embd, ff}});
+      t.push_back({p + "ffn_down.weight", {ff, embd}});
     }
-    t.push_back({p + "ffn_down.weight", {ff, embd}});
     if (postNorms) t.push_back({p + "post_ffw_norm.weight", {embd}, Fill::Norm});
   }
 }
@@ -190,8 +205,8 @@ std::vector<float> tensorValues(const Tensor& t, uint64_t index, uint64_t seed) 
 }  // namespace
 
 std::vector<std::string> tinyModelArchitectures() {
-  return {"llama", "mistral3", "qwen2",  "qwen3",  "gemma2",
-          "gemma3", "granite", "olmo2", "phi3", "smollm3"};
+  return {"llama",  "mistral3", "qwen2", "qwen3", "qwen3moe", "gemma2",
+          "gemma3", "granite",  "olmo2", "phi3",  "smollm3"};
 }
 
 void writeTinyModel(const TinyModelSpec& spec, const std::filesystem::path& path) {

@@ -53,10 +53,14 @@ void attentionBlock(const ModelConfig& c, LayerOps& ops, int32_t il) {
 // preNorms and a layer follows, Normed = rmsnorm(Hidden, the next layer's attn_norm).
 void feedForwardBlock(const ModelConfig& c, LayerOps& ops, int32_t il) {
   const Activation in = c.preNorms ? A::Normed : A::Hidden;
-  ops.project(il, W::FfnGate, in, A::Gate);
-  ops.project(il, W::FfnUp, in, A::Up);
-  ops.gatedActivation(c.ffnActivation);
-  ops.project(il, W::FfnDown, A::Activated, A::BlockOut);
+  if (c.mixtureOfExperts()) {
+    ops.expertFeedForward(il, in, A::BlockOut);
+  } else {
+    ops.project(il, W::FfnGate, in, A::Gate);
+    ops.project(il, W::FfnUp, in, A::Up);
+    ops.gatedActivation(c.ffnActivation);
+    ops.project(il, W::FfnDown, A::Activated, A::BlockOut);
+  }
   const Activation delta = finishBlock(c, ops, il, W::PostFfnNorm);
   if (c.preNorms && il + 1 < c.layerCount)
     ops.addResidualThenNorm(delta, il + 1, W::AttnNorm, A::Normed, c.embeddingDim);

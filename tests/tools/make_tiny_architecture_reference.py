@@ -15,7 +15,10 @@ Reference: llama.cpp through PyPI llama-cpp-python==0.3.36 (n_ctx 256, n_batch 2
 2 threads, default F16 KV cache, no flash attention, YaRN parameters from the file).
 
     ~/.cache/ember/venv-llamacpp/bin/python tests/tools/make_tiny_architecture_reference.py \
-        build/bin/ember-cli $EMBER_TESTDATA/tokenizer/ggml-vocab-llama-spm.gguf
+        build/bin/ember-cli $EMBER_TESTDATA/tokenizer/ggml-vocab-llama-spm.gguf [NAME ...]
+
+With NAMEs (e.g. qwen3moe), only those models are made again and the others are kept from the
+existing file.
 """
 import hashlib
 import json
@@ -28,8 +31,8 @@ import llama_cpp
 import numpy as np
 
 # (name in the golden file, architecture, preset)
-MODELS = [(a, a, "tiny") for a in ["llama", "mistral3", "qwen2", "qwen3", "gemma2", "gemma3", "granite",
-                                   "olmo2", "phi3", "smollm3"]]
+MODELS = [(a, a, "tiny") for a in ["llama", "mistral3", "qwen2", "qwen3", "qwen3moe", "gemma2",
+                                   "gemma3", "granite", "olmo2", "phi3", "smollm3"]]
 MODELS += [("llama-yarn", "llama", "tiny-yarn"), ("phi3-longrope", "phi3", "tiny-longrope")]
 PROMPTS = ["The quick brown fox jumps over the lazy dog.",
            "Hello, world! 12345 + 678 = ?",
@@ -72,7 +75,10 @@ def reference(model_path, prompts_ids):
 
 
 def main():
-    cli, vocab = sys.argv[1], sys.argv[2]
+    cli, vocab, only = sys.argv[1], sys.argv[2], set(sys.argv[3:])
+    unknown = only - {name for name, _, _ in MODELS}
+    if unknown:
+        sys.exit("unknown model(s): " + ", ".join(sorted(unknown)))
     golden = {"provenance": {
         "generator": "tests/tools/make_tiny_architecture_reference.py",
         "reference": "llama.cpp via PyPI llama-cpp-python==%s (n_ctx 256, logits_all, 2 threads, "
@@ -80,11 +86,16 @@ def main():
                      % llama_cpp.__version__,
         "vocabulary": os.path.basename(vocab)},
         "seed": SEED, "sample_stride": SAMPLE_STRIDE, "prompts": PROMPTS, "models": {}}
+    if only:
+        with open(OUT) as f:
+            golden["models"] = json.load(f)["models"]
     tokenizer = llama_cpp.Llama(vocab, vocab_only=True, verbose=False)
     prompts_ids = [tokenizer.tokenize(p.encode(), add_bos=True) for p in PROMPTS]
     del tokenizer
     with tempfile.TemporaryDirectory() as tmp:
         for name, arch, preset in MODELS:
+            if only and name not in only:
+                continue
             path = os.path.join(tmp, name + ".gguf")
             subprocess.run([cli, "synth-model", "--arch", arch, "--preset", preset, "--out", path,
                             "--vocab", vocab, "--seed", str(SEED)], check=True)

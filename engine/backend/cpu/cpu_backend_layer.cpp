@@ -96,6 +96,11 @@ class CpuLayerOps final : public model::LayerOps {
     });
   }
 
+  void expertFeedForward(int32_t layer, Activation x, Activation y) override {
+    cpu::expertFeedForward(b_.pool_, c_, b_.weights_.layers[size_t(layer)].experts, buffer(x),
+                           tokens_, buffer(y), ws_.experts, ws_.matmul);
+  }
+
   void scale(Activation x, float factor) override {
     float* data = buffer(x);
     const int64_t count = tokens_ * width(x);

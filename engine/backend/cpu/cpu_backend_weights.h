@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "backend/cpu/cpu_expert_ffn.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/repack.h"
 #include "model/model_weights.h"
@@ -24,6 +25,7 @@ struct CpuLayerWeights {
   std::vector<float> bk;                 // (n_kv_head * head_dim) or empty
   std::vector<float> bv;                 // (n_kv_head * value_dim) or empty
   std::vector<float> bo;                 // (n_embd) or empty
+  CpuExpertWeights experts;              // mixture of experts (then ffnGate/Up/Down are empty)
 };
 
 struct CpuWeights {

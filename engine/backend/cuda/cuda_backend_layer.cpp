@@ -98,6 +98,11 @@ class CudaLayerOps final : public model::LayerOps {
              "gatedActivation");
   }
 
+  // No kernels yet: CudaBackend refuses mixture-of-experts models (requireCudaSupport).
+  void expertFeedForward(int32_t, Activation, Activation) override {
+    throw ember::Error("cuda backend: the mixture-of-experts feed-forward is not implemented");
+  }
+
   // No kernel yet: CudaBackend refuses models that need it (requireCudaSupport).
   void scale(Activation, float) override {
     throw ember::Error("cuda backend: scaling an activation is not implemented");

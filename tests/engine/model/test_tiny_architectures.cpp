@@ -22,6 +22,7 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 #include <cmath>
 
 #include "backend/cpu/cpu_backend.h"
@@ -87,6 +88,7 @@ class TestTinyArchitectures : public QObject {
     QTest::newRow("mistral3") << "mistral3" << "scale 0.125 yarn (original context 32)";
     QTest::newRow("qwen2") << "qwen2" << "rope neox base 1e+06";
     QTest::newRow("qwen3") << "qwen3" << "qk-norm per head";
+    QTest::newRow("qwen3moe") << "qwen3moe" << "8 experts (top 2, n_ff 32) weights renormalised";
     QTest::newRow("gemma2") << "gemma2" << "attention softcap 3, logit softcap 5";
     QTest::newRow("gemma3") << "gemma3" << "sliding window 4 on 2 of 4 layers (rope base 100)";
     QTest::newRow("granite") << "granite" << "residual scale 0.22, logit scale 0.125";
@@ -159,6 +161,77 @@ class TestTinyArchitectures : public QObject {
     worstRatio = 0;
   }
 
+  // The mixture of experts groups the tokens of a step by expert, so a token's expert products
+  // run with other tokens' rows. With F32 weights a product's rows do not depend on the other
+  // rows, and attention sums each sequence in its own order, so a sequence's logits in a shared
+  // step must equal its logits alone bit for bit: the three prompts prefilled in one step, then
+  // one decode step of all three, against each sequence run alone (reference: Ember itself, run
+  // one sequence at a time; the alone path is checked against llama.cpp by matchesLlamaCpp).
+  void batchedMatchesAlone() {
+    EMBER_REQUIRE_TESTDATA(vocabulary, "tokenizer/ggml-vocab-llama-spm.gguf");
+    const QJsonObject golden = loadGolden();
+    const QJsonObject entry = golden["models"].toObject()["qwen3moe"].toObject();
+    QVERIFY2(!entry.isEmpty(), "no qwen3moe reference");
+    QTemporaryDir dir(QCoreApplication::applicationDirPath() + "/tiny-architecture-XXXXXX");
+    const QString path = dir.filePath("qwen3moe.gguf");
+    model::TinyModelSpec spec;
+    spec.architecture = "qwen3moe";
+    spec.vocabulary = vocabulary.toStdString();
+    spec.seed = uint64_t(golden["seed"].toInt());
+    model::writeTinyModel(spec, path.toStdString());
+    const auto file = gguf::GgufFile::open(path.toStdString());
+    cpu::CpuBackend backend(*file, model::readModelConfig(*file), 2);
+    backend.allocateKvCache({kBlockSize, 48});
+    const size_t vocab = backend.vocabSize();
+
+    std::vector<std::vector<TokenId>> prompts;
+    for (const QJsonValue& p : entry["prompts"].toArray()) {
+      prompts.emplace_back();
+      for (const QJsonValue& v : p.toObject()["ids"].toArray()) prompts.back().push_back(v.toInt());
+    }
+    QCOMPARE(prompts.size(), size_t(3));
+    std::vector<test::PagedSequence> sequences;
+    for (int i = 0; i < 3; ++i) sequences.emplace_back(kBlockSize, 16 * i, 16, uint32_t(40 + i));
+
+    // Alone: each prompt, then one decode step of its argmax.
+    std::vector<std::vector<float>> alonePrompt, aloneStep;
+    std::vector<TokenId> next;
+    for (size_t i = 0; i < 3; ++i) {
+      alonePrompt.push_back(sequences[i].prefillAll(backend, prompts[i], int32_t(prompts[i].size())));
+      next.push_back(test::argmax(std::span(alonePrompt[i]).last(vocab)));
+      ForwardOutput out;
+      const std::span<const float> row = sequences[i].step(backend, next[i], out);
+      aloneStep.emplace_back(row.begin(), row.end());
+      sequences[i].reset();
+    }
+
+    // Together: the three prompts in one step, then the three decode tokens in one step.
+    std::vector<TokenId> tokens;
+    std::vector<BatchSequence> batch;
+    for (size_t i = 0; i < 3; ++i) {
+      batch.push_back(sequences[i].next(int32_t(tokens.size()), int32_t(prompts[i].size()),
+                                        BatchSequence::Logits::All));
+      tokens.insert(tokens.end(), prompts[i].begin(), prompts[i].end());
+    }
+    ForwardOutput out;
+    backend.forward({tokens, batch}, out);
+    size_t row = 0;
+    for (size_t i = 0; i < 3; ++i) {
+      sequences[i].advance(int32_t(prompts[i].size()));
+      const std::span<const float> together(out.logits.data() + row * vocab, prompts[i].size() * vocab);
+      row += prompts[i].size();
+      QVERIFY2(std::equal(together.begin(), together.end(), alonePrompt[i].begin()),
+               qPrintable(QString("prompt %1 differs when batched").arg(i)));
+    }
+    batch.clear();
+    for (size_t i = 0; i < 3; ++i)
+      batch.push_back(sequences[i].next(int32_t(i), 1, BatchSequence::Logits::Last));
+    backend.forward({next, batch}, out);
+    for (size_t i = 0; i < 3; ++i)
+      QVERIFY2(std::equal(aloneStep[i].begin(), aloneStep[i].end(), out.logits.begin() + long(i * vocab)),
+               qPrintable(QString("decode step of sequence %1 differs when batched").arg(i)));
+  }
+
   // A file the loader cannot run says what is wrong, naming the tensor or key.
   void refusesBrokenFiles_data() {
     QTest::addColumn<QString>("architecture");
@@ -173,6 +246,24 @@ class TestTinyArchitectures : public QObject {
                                        << "missing tensor 'blk.1.attn_q.weight'";
     QTest::newRow("granite without logit_scale") << "granite" << "rename-key:granite.logit_scale"
                                                  << "missing metadata key 'granite.logit_scale'";
+    QTest::newRow("qwen3moe without an expert tensor")
+        << "qwen3moe" << "rename:blk.1.ffn_up_exps.weight"
+        << "missing tensor 'blk.1.ffn_up_exps.weight'";
+    QTest::newRow("qwen3moe without a router") << "qwen3moe" << "rename:blk.3.ffn_gate_inp.weight"
+                                               << "missing tensor 'blk.3.ffn_gate_inp.weight'";
+    QTest::newRow("qwen3moe without expert_count")
+        << "qwen3moe" << "rename-key:qwen3moe.expert_count"
+        << "missing metadata key 'qwen3moe.expert_count'";
+    // The file's 8 experts read as 9: every expert tensor is one expert short.
+    QTest::newRow("qwen3moe router of the wrong shape")
+        << "qwen3moe" << "set-u32:qwen3moe.expert_count:9"
+        << "tensor 'blk.0.ffn_gate_inp.weight' has shape [64, 8], expected [64, 9]";
+    QTest::newRow("qwen3moe experts of the wrong width")
+        << "qwen3moe" << "set-u32:qwen3moe.expert_feed_forward_length:16"
+        << "tensor 'blk.0.ffn_gate_exps.weight' has shape [64, 32, 8], expected [64, 16, 8]";
+    QTest::newRow("qwen3moe top-k above the expert count")
+        << "qwen3moe" << "set-u32:qwen3moe.expert_used_count:9"
+        << "'qwen3moe.expert_used_count' = 9 must be between 1 and expert_count (8)";
   }
 
   void refusesBrokenFiles() {
@@ -193,7 +284,16 @@ class TestTinyArchitectures : public QObject {
     QByteArray bytes = f.readAll();
     const QString what = damage.section(':', 1);
     QByteArray from = what.toUtf8(), to = from;
-    if (damage.startsWith("arch:")) {  // general.architecture's value: u64 length, then text
+    if (damage.startsWith("set-u32:")) {  // key text, then its type (4 = u32) and value
+      const QString key = damage.section(':', 1, 1);
+      const uint32_t value = damage.section(':', 2).toUInt();
+      from = key.toUtf8() + QByteArray("\x04\0\0\0", 4);
+      const qsizetype keyAt = bytes.indexOf(from);
+      QVERIFY2(keyAt >= 0, qPrintable("cannot find " + key));
+      from = bytes.mid(keyAt, from.size() + 4);
+      to = from;
+      for (int i = 0; i < 4; ++i) to[to.size() - 4 + i] = char((value >> (8 * i)) & 0xff);
+    } else if (damage.startsWith("arch:")) {  // general.architecture's value: u64 length, then text
       QVERIFY(architecture.size() == 5 && what.size() == 5);
       const QByteArray length("\x05\0\0\0\0\0\0\0", 8);
       from = length + architecture.toUtf8();

@@ -1,0 +1,191 @@
+// The CPU mixture-of-experts feed-forward (backend/cpu/cpu_expert_ffn.h) on small F32 weights:
+// - a case worked by hand (two experts chosen of three, renormalised 3:1 weights, SiLU of +-1);
+// - random cases against the formula of llama.cpp's build_moe_ffn evaluated per token in double
+//   (softmax over all experts, top k, optional renormalisation and scale, weighted sum), with and
+//   without renormalisation;
+// - each token alone equal bit for bit to the same token in a step of several;
+// - an expert that no token chooses is never read: its matrices are NaN and the output is finite.
+#include <QtTest>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "backend/cpu/cpu_expert_ffn.h"
+
+using namespace ember;
+
+namespace {
+
+// F32 matrices of every expert stacked, with their storage.
+struct Experts {
+  int64_t embd, ff, count;
+  std::vector<float> router, gate, up, down;  // (n, embd), (n*ff, embd) x2, (n*embd, ff)
+  cpu::CpuExpertWeights view() const {
+    const auto matrix = [](const std::vector<float>& data, int64_t cols) {
+      cpu::WeightMatrix w;
+      w.type = gguf::GgmlType::F32;
+      w.cols = cols;
+      w.rows = int64_t(data.size()) / cols;
+      w.rowBytes = size_t(cols) * sizeof(float);
+      w.data = reinterpret_cast<const uint8_t*>(data.data());
+      return w;
+    };
+    return {matrix(router, embd), matrix(gate, embd), matrix(up, embd), matrix(down, ff),
+            int32_t(count)};
+  }
+};
+
+model::ModelConfig moeConfig(int32_t embd, int32_t experts, int32_t used, int32_t ff) {
+  model::ModelConfig c;
+  c.embeddingDim = embd;
+  c.expertCount = experts;
+  c.expertUsedCount = used;
+  c.expertFfnDim = ff;
+  c.expertWeightsNorm = true;
+  return c;
+}
+
+std::vector<float> run(cpu::ThreadPool& pool, const model::ModelConfig& c, const Experts& e,
+                       const std::vector<float>& x, int64_t tokens) {
+  std::vector<float> y(size_t(tokens * c.embeddingDim));
+  cpu::ExpertScratch scratch;
+  cpu::MatmulScratch matmulScratch;
+  cpu::expertFeedForward(pool, c, e.view(), x.data(), tokens, y.data(), scratch, matmulScratch);
+  return y;
+}
+
+double silu(double v) { return v / (1.0 + std::exp(-v)); }
+
+// llama.cpp's build_moe_ffn for one token, in double: y = sum over the top k experts of
+// weight * down(silu(gate x) * up x).
+std::vector<double> referenceToken(const model::ModelConfig& c, const Experts& e, const float* x) {
+  const int64_t n = e.count, embd = e.embd, ff = e.ff;
+  std::vector<double> p(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < embd; ++j) p[size_t(i)] += double(e.router[size_t(i * embd + j)]) * x[j];
+  const double max = *std::max_element(p.begin(), p.end());
+  double sum = 0;
+  for (double& v : p) sum += (v = std::exp(v - max));
+  for (double& v : p) v /= sum;
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return p[size_t(a)] > p[size_t(b)]; });
+  double chosenSum = 0;
+  for (int32_t r = 0; r < c.expertUsedCount; ++r) chosenSum += p[size_t(order[size_t(r)])];
+  std::vector<double> y(static_cast<size_t>(embd));
+  for (int32_t r = 0; r < c.expertUsedCount; ++r) {
+    const int64_t ex = order[size_t(r)];
+    double weight = p[size_t(ex)] / (c.expertWeightsNorm ? chosenSum : 1.0);
+    weight *= c.expertWeightsScale;
+    std::vector<double> act(static_cast<size_t>(ff));
+    for (int64_t f = 0; f < ff; ++f) {
+      double g = 0, u = 0;
+      for (int64_t j = 0; j < embd; ++j) {
+        g += double(e.gate[size_t((ex * ff + f) * embd + j)]) * x[j];
+        u += double(e.up[size_t((ex * ff + f) * embd + j)]) * x[j];
+      }
+      act[size_t(f)] = silu(g) * u;
+    }
+    for (int64_t o = 0; o < embd; ++o) {
+      double d = 0;
+      for (int64_t f = 0; f < ff; ++f) d += double(e.down[size_t((ex * embd + o) * ff + f)]) * act[size_t(f)];
+      y[size_t(o)] += weight * d;
+    }
+  }
+  return y;
+}
+
+// Random experts; the last expert's router row is -10 everywhere and its matrices NaN, so with
+// positive inputs its logit is far below the others' and it must never be read.
+Experts randomExperts(int64_t embd, int64_t ff, int64_t count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  Experts e{embd, ff, count, {}, {}, {}, {}};
+  const auto fill = [&](std::vector<float>& v, size_t size, float scale) {
+    v.resize(size);
+    for (float& f : v) f = normal(rng) * scale;
+  };
+  fill(e.router, size_t(count * embd), 1.0f / std::sqrt(float(embd)));
+  fill(e.gate, size_t(count * ff * embd), 1.0f / std::sqrt(float(embd)));
+  fill(e.up, size_t(count * ff * embd), 1.0f / std::sqrt(float(embd)));
+  fill(e.down, size_t(count * embd * ff), 1.0f / std::sqrt(float(ff)));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const int64_t last = count - 1;
+  std::fill_n(e.router.begin() + last * embd, embd, -10.0f);
+  std::fill_n(e.gate.begin() + last * ff * embd, ff * embd, nan);
+  std::fill_n(e.up.begin() + last * ff * embd, ff * embd, nan);
+  std::fill_n(e.down.begin() + last * embd * ff, embd * ff, nan);
+  return e;
+}
+
+}  // namespace
+
+class TestCpuExpertFfn : public QObject {
+  Q_OBJECT
+
+ private slots:
+  // x = [1, 0]; router logits [ln 3, 0, -30]: softmax ~ [3/4, 1/4, 0] of the two best, so
+  // experts 0 and 1 with weights 3/4 and 1/4 after renormalisation; expert 2 is NaN.
+  // Expert 0: gate 1, up 2, down [1, -1]: silu(1) * 2 = 1.4621171573 -> [1.4621171573, -1.4621171573].
+  // Expert 1: gate -1, up 4, down [0.5, 2]: silu(-1) * 4 = -1.0757656854 -> [-0.5378828427, -2.1515313708].
+  // y = 3/4 * expert 0 + 1/4 * expert 1 = [0.9621171573, -1.6344707107].
+  void handWorked() {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    Experts e{2, 1, 3, {}, {}, {}, {}};
+    e.router = {std::log(3.0f), 0.0f, 0.0f, 0.0f, -30.0f, 0.0f};
+    e.gate = {1.0f, 0.0f, -1.0f, 0.0f, nan, nan};
+    e.up = {2.0f, 0.0f, 4.0f, 0.0f, nan, nan};
+    e.down = {1.0f, -1.0f, 0.5f, 2.0f, nan, nan};  // (expert, output row, ff = 1)
+    cpu::ThreadPool pool(2);
+    const std::vector<float> y = run(pool, moeConfig(2, 3, 2, 1), e, {1.0f, 0.0f}, 1);
+    QVERIFY(std::abs(y[0] - 0.9621171573f) < 2e-6f);
+    QVERIFY(std::abs(y[1] - -1.6344707107f) < 2e-6f);
+  }
+
+  void matchesReference_data() {
+    QTest::addColumn<bool>("renormalise");
+    QTest::addColumn<float>("scale");
+    QTest::addColumn<int>("used");
+    QTest::newRow("top-2 renormalised (qwen3moe)") << true << 1.0f << 2;
+    QTest::newRow("top-3 renormalised") << true << 1.0f << 3;
+    QTest::newRow("top-2 raw probabilities, scaled 2.5") << false << 2.5f << 2;
+  }
+
+  void matchesReference() {
+    QFETCH(bool, renormalise);
+    QFETCH(float, scale);
+    QFETCH(int, used);
+    constexpr int64_t kEmbd = 32, kFf = 16, kExperts = 7, kTokens = 23;
+    const Experts e = randomExperts(kEmbd, kFf, kExperts, 11);
+    model::ModelConfig c = moeConfig(kEmbd, kExperts, used, kFf);
+    c.expertWeightsNorm = renormalise;
+    c.expertWeightsScale = scale;
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> positive(0.1f, 1.0f);
+    std::vector<float> x(size_t(kTokens * kEmbd));
+    for (float& v : x) v = positive(rng);
+
+    cpu::ThreadPool pool(2);
+    const std::vector<float> together = run(pool, c, e, x, kTokens);
+    double worst = 0;
+    for (int64_t t = 0; t < kTokens; ++t) {
+      const std::vector<double> ref = referenceToken(c, e, x.data() + t * kEmbd);
+      for (int64_t i = 0; i < kEmbd; ++i) {
+        const float ours = together[size_t(t * kEmbd + i)];
+        QVERIFY2(std::isfinite(ours), "the never-chosen NaN expert was read");
+        worst = std::max(worst, std::abs(double(ours) - ref[size_t(i)]));
+      }
+      const std::vector<float> xt(x.begin() + t * kEmbd, x.begin() + (t + 1) * kEmbd);
+      const std::vector<float> alone = run(pool, c, e, xt, 1);
+      QVERIFY2(std::equal(alone.begin(), alone.end(), together.begin() + t * kEmbd),
+               qPrintable(QString("token %1 alone differs from the batched step").arg(t)));
+    }
+    QVERIFY2(worst < 1e-5, qPrintable(QString("worst |diff| %1").arg(worst)));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCpuExpertFfn)
+#include "test_cpu_expert_ffn.moc"
