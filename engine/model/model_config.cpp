@@ -17,6 +17,7 @@ Architecture parseArchitecture(const MetadataKeys& keys, const std::string& name
       {"llama", Architecture::Llama},     {"mistral3", Architecture::Mistral3},
       {"qwen2", Architecture::Qwen2},
       {"qwen3", Architecture::Qwen3},     {"qwen3moe", Architecture::Qwen3Moe},
+      {"gpt-oss", Architecture::GptOss},
       {"gemma2", Architecture::Gemma2},
       {"gemma3", Architecture::Gemma3},   {"granite", Architecture::Granite},
       {"olmo2", Architecture::Olmo2},     {"phi3", Architecture::Phi3},
@@ -146,7 +147,8 @@ ModelConfig readModelConfig(const gguf::GgufFile& file) {
   // A mixture-of-experts file may leave out the dense width when it gives the experts' own
   // (as llama.cpp allows); every other architecture needs it.
   const auto ffn = keys.optionalInt("feed_forward_length");
-  if (ffn || c.architecture != Architecture::Qwen3Moe ||
+  const bool moe = c.architecture == Architecture::Qwen3Moe || c.architecture == Architecture::GptOss;
+  if (ffn || !moe ||
       !keys.optionalInt("expert_feed_forward_length"))
     c.ffnDim = positiveInt32(keys, "feed_forward_length",
                              ffn ? *ffn : keys.requiredInt("feed_forward_length"));
@@ -224,7 +226,11 @@ std::string ModelConfig::describe() const {
       << ")";
     if (expertWeightsNorm) s << " weights renormalised";
     if (expertWeightsScale != 1.0f) s << " scaled " << expertWeightsScale;
+    if (expertGating == ExpertGating::SoftmaxOfChosen) s << " softmax of the chosen";
+    if (expertBiases) s << " biased";
   }
+  if (ffnActivation == FfnActivation::SwigluOai) s << ", clamped swiglu";
+  if (attentionSinks) s << ", attention sinks";
   if (logitScale != 1.0f) s << ", logit scale " << logitScale;
   return s.str();
 }

@@ -74,6 +74,12 @@ void bindExperts(const Binder& b, const std::string& p, const ModelConfig& c, La
   l.ffnGateExps = b.bind(p + "ffn_gate_exps.weight", {embd, ffExp, experts});
   l.ffnUpExps = b.bind(p + "ffn_up_exps.weight", {embd, ffExp, experts});
   l.ffnDownExps = b.bind(p + "ffn_down_exps.weight", {ffExp, embd, experts});
+  if (c.expertBiases) {
+    l.ffnGateInpBias = b.bind(p + "ffn_gate_inp.bias", {experts});
+    l.ffnGateExpsBias = b.bind(p + "ffn_gate_exps.bias", {ffExp, experts});
+    l.ffnUpExpsBias = b.bind(p + "ffn_up_exps.bias", {ffExp, experts});
+    l.ffnDownExpsBias = b.bind(p + "ffn_down_exps.bias", {embd, experts});
+  }
 }
 
 }  // namespace
@@ -99,7 +105,8 @@ ModelWeights bindModelWeights(const gguf::GgufFile& file, const ModelConfig& c) 
     if (c.preNorms) l.attnNorm = b.bind(p + "attn_norm.weight", {embd});
     bindAttentionProjections(b, file, p, c, l);
     l.wo = b.bind(p + "attn_output.weight", {uint64_t(c.attnOutDim()), embd});
-    l.bo = b.bind(p + "attn_output.bias", {embd}, /*required=*/false);
+    l.bo = b.bind(p + "attn_output.bias", {embd}, c.attentionOutputBias);
+    if (c.attentionSinks) l.attnSinks = b.bind(p + "attn_sinks.weight", {uint64_t(c.headCount)});
     if (c.qkNormScope == QkNormScope::PerHead) {
       l.qNorm = b.bind(p + "attn_q_norm.weight", {headDim});
       l.kNorm = b.bind(p + "attn_k_norm.weight", {headDim});
@@ -107,7 +114,7 @@ ModelWeights bindModelWeights(const gguf::GgufFile& file, const ModelConfig& c) 
       l.qNorm = b.bind(p + "attn_q_norm.weight", {qDim});
       l.kNorm = b.bind(p + "attn_k_norm.weight", {kDim});
     }
-    if (c.preNorms) l.ffnNorm = b.bind(p + "ffn_norm.weight", {embd});
+    if (c.preNorms) l.ffnNorm = b.bind(p + c.ffnNormName + ".weight", {embd});
     if (c.mixtureOfExperts()) {
       bindExperts(b, p, c, l);
     } else if (c.fusedGateUp) {
@@ -123,8 +130,12 @@ ModelWeights bindModelWeights(const gguf::GgufFile& file, const ModelConfig& c) 
       l.postAttnNorm = b.bind(p + "post_attention_norm.weight", {embd});
       l.postFfnNorm = b.bind(p + "post_ffw_norm.weight", {embd});
     }
-    for (const char* bias : {"ffn_gate.bias", "ffn_up.bias", "ffn_down.bias", "ffn_gate_inp.bias",
-                             "ffn_gate_exps.bias", "ffn_up_exps.bias", "ffn_down_exps.bias"})
+    // Biases the architecture does not have are refused rather than ignored.
+    std::vector<std::string> refused = {"ffn_gate.bias", "ffn_up.bias", "ffn_down.bias"};
+    if (!c.expertBiases)
+      refused.insert(refused.end(), {"ffn_gate_inp.bias", "ffn_gate_exps.bias", "ffn_up_exps.bias",
+                                     "ffn_down_exps.bias"});
+    for (const std::string& bias : refused)
       if (file.findTensor(p + bias))
         throw ModelConfigError(file.path() + ": tensor '" + p + bias +
                                "' (a feed-forward bias) is not supported");

@@ -46,6 +46,12 @@ struct LayerWeights {
   const gguf::TensorInfo* ffnGateExps = nullptr;  // [n_embd, n_ff_exp, n_expert]
   const gguf::TensorInfo* ffnUpExps = nullptr;    // [n_embd, n_ff_exp, n_expert]
   const gguf::TensorInfo* ffnDownExps = nullptr;  // [n_ff_exp, n_embd, n_expert]
+  // Their biases (gpt-oss), one row per expert.
+  const gguf::TensorInfo* ffnGateInpBias = nullptr;   // [n_expert]
+  const gguf::TensorInfo* ffnGateExpsBias = nullptr;  // [n_ff_exp, n_expert]
+  const gguf::TensorInfo* ffnUpExpsBias = nullptr;    // [n_ff_exp, n_expert]
+  const gguf::TensorInfo* ffnDownExpsBias = nullptr;  // [n_embd, n_expert]
+  const gguf::TensorInfo* attnSinks = nullptr;        // [n_head] (gpt-oss)
 };
 
 struct ModelWeights {

@@ -28,7 +28,9 @@ constexpr uint32_t kContext = 256;
 constexpr uint32_t kExperts = 8, kExpertsUsed = 2, kExpertFfn = 32;
 constexpr uint64_t kAlignment = 32;
 
-enum class Fill : uint8_t { Weight, Embedding, Norm, Bias };
+// Sink: attention-sink logits ~ N(0, 1), of the size of the scores, so they take a real share.
+// WideBias: gpt-oss's expert gate/up biases ~ N(0, 4^2), so that its SwiGLU's clamp at 7 bites.
+enum class Fill : uint8_t { Weight, Embedding, Norm, Bias, Sink, WideBias };
 
 struct Tensor {
   std::string name;
@@ -83,10 +85,16 @@ void addMetadata(Plan& plan, const std::string& arch, const std::string& preset,
   f32("attention.layer_norm_rms_epsilon", 1e-6f);
   f32("rope.freq_base",
       among(arch, {"qwen2", "qwen3", "qwen3moe", "gemma3"}) ? 1000000.0f : 10000.0f);
-  if (arch == "qwen3moe") {
+  if (arch == "qwen3moe" || arch == "gpt-oss") {
     u32("expert_count", kExperts);
     u32("expert_used_count", kExpertsUsed);
     u32("expert_feed_forward_length", kExpertFfn);
+  }
+  if (arch == "gpt-oss") {  // gpt-oss's YaRN (factor 32) over a short original context
+    u32("attention.sliding_window", 4);
+    m.emplace_back(arch + ".rope.scaling.type", Value::makeString("yarn"));
+    f32("rope.scaling.factor", 32.0f);
+    u32("rope.scaling.original_context_length", 64);
   }
   if (arch == "gemma2") {
     u32("attention.sliding_window", 4);
@@ -134,7 +142,9 @@ void addTensors(Plan& plan, const std::string& arch, const std::string& preset, 
   const uint64_t embd = kEmbd, ff = kFfn, q = kHeads * kHeadDim, kv = kKvHeads * kHeadDim;
   const bool preNorms = arch != "olmo2";
   const bool postNorms = among(arch, {"gemma2", "gemma3", "olmo2"});
-  const bool tied = arch != "llama" && arch != "olmo2";  // olmo2 requires output.weight
+  // olmo2 and gpt-oss require output.weight
+  const bool tied = arch != "llama" && arch != "olmo2" && arch != "gpt-oss";
+  const bool gptOss = arch == "gpt-oss";
   t.push_back({"token_embd.weight", {embd, vocab}, Fill::Embedding});
   t.push_back({"output_norm.weight", {embd}, Fill::Norm});
   if (!tied) t.push_back({"output.weight", {embd, vocab}});
@@ -152,7 +162,7 @@ void addTensors(Plan& plan, const std::string& arch, const std::string& preset, 
       t.push_back({p + "attn_k.weight", {embd, kv}});
       t.push_back({p + "attn_v.weight", {embd, kv}});
     }
-    if (arch == "qwen2") {
+    if (arch == "qwen2" || gptOss) {
       t.push_back({p + "attn_q.bias", {q}, Fill::Bias});
       t.push_back({p + "attn_k.bias", {kv}, Fill::Bias});
       t.push_back({p + "attn_v.bias", {kv}, Fill::Bias});
@@ -165,14 +175,26 @@ void addTensors(Plan& plan, const std::string& arch, const std::string& preset, 
       t.push_back({p + "attn_k_norm.weight", {kv}, Fill::Norm});
     }
     t.push_back({p + "attn_output.weight", {q, embd}});
+    if (gptOss) {
+      t.push_back({p + "attn_output.bias", {embd}, Fill::Bias});
+      t.push_back({p + "attn_sinks.weight", {kHeads}, Fill::Sink});
+    }
     if (postNorms) t.push_back({p + "post_attention_norm.weight", {embd}, Fill::Norm});
-    if (preNorms) t.push_back({p + "ffn_norm.weight", {embd}, Fill::Norm});
-    if (arch == "qwen3moe") {  // the router, then every expert's matrices stacked
+    // gpt-oss names its FFN's pre-norm post_attention_norm
+    if (preNorms) t.push_back({p + (gptOss ? "post_attention_norm" : "ffn_norm") + ".weight",
+                               {embd}, Fill::Norm});
+    if (arch == "qwen3moe" || gptOss) {  // the router, then every expert's matrices stacked
       const uint64_t experts = kExperts, ffExp = kExpertFfn;
       t.push_back({p + "ffn_gate_inp.weight", {embd, experts}});
       t.push_back({p + "ffn_gate_exps.weight", {embd, ffExp, experts}});
       t.push_back({p + "ffn_up_exps.weight", {embd, ffExp, experts}});
       t.push_back({p + "ffn_down_exps.weight", {ffExp, embd, experts}});
+      if (gptOss) {
+        t.push_back({p + "ffn_gate_inp.bias", {experts}, Fill::Bias});
+        t.push_back({p + "ffn_gate_exps.bias", {ffExp, experts}, Fill::WideBias});
+        t.push_back({p + "ffn_up_exps.bias", {ffExp, experts}, Fill::WideBias});
+        t.push_back({p + "ffn_down_exps.bias", {embd, experts}, Fill::Bias});
+      }
     } else if (arch == "phi3") {
       t.push_back({p + "ffn_up.weight", {embd, 2 * ff}});  // gate rows, then up rows
       t.push_back({p + "ffn_down.weight", {ff, embd}});
@@ -194,6 +216,8 @@ std::vector<float> tensorValues(const Tensor& t, uint64_t index, uint64_t seed) 
   float scale = 1.0f / std::sqrt(float(cols));
   if (t.fill == Fill::Embedding) scale = 0.1f;
   if (t.fill == Fill::Norm || t.fill == Fill::Bias) scale = 0.1f;
+  if (t.fill == Fill::Sink) scale = 1.0f;
+  if (t.fill == Fill::WideBias) scale = 4.0f;
   std::vector<float> values(t.elements());
   for (uint64_t r = 0; r < rows; ++r)
     syntheticRowValues(seed, index, r, scale, values.data() + r * cols, int64_t(cols));
@@ -205,8 +229,8 @@ std::vector<float> tensorValues(const Tensor& t, uint64_t index, uint64_t seed) 
 }  // namespace
 
 std::vector<std::string> tinyModelArchitectures() {
-  return {"llama",  "mistral3", "qwen2", "qwen3", "qwen3moe", "gemma2",
-          "gemma3", "granite",  "olmo2", "phi3",  "smollm3"};
+  return {"llama",  "mistral3", "qwen2", "qwen3", "qwen3moe", "gpt-oss",
+          "gemma2", "gemma3",   "granite", "olmo2", "phi3",    "smollm3"};
 }
 
 void writeTinyModel(const TinyModelSpec& spec, const std::filesystem::path& path) {

@@ -80,6 +80,7 @@ AttentionStep attentionStep(const ModelConfig& c, int32_t layer) {
     step.scoreScale = c.attentionScale;
   step.softcap = c.attentionSoftcap;
   step.window = c.layers[size_t(layer)].slidingWindow ? c.slidingWindow : 0;
+  step.sinks = c.attentionSinks;
   return step;
 }
 

@@ -48,6 +48,7 @@ struct AttentionStep {
   float scoreScale = 1.0f;  // multiplies q.k
   float softcap = 0.0f;     // scores = cap * tanh(scores / cap) when > 0, before scoreScale
   int32_t window = 0;       // > 0: a query sees only the last `window` positions (itself included)
+  bool sinks = false;       // each head's attn_sinks logit joins its softmax (gpt-oss)
 };
 
 class LayerOps {

@@ -56,6 +56,10 @@ CpuWeights loadCpuWeights(const model::ModelWeights& weights) {
       c.experts.up = load.stacked(l.ffnUpExps);
       c.experts.down = load.stacked(l.ffnDownExps);
       c.experts.experts = int32_t(l.ffnGateInp->shape[1]);
+      c.experts.routerBias = load.vector(l.ffnGateInpBias);
+      c.experts.gateBias = load.vector(l.ffnGateExpsBias);
+      c.experts.upBias = load.vector(l.ffnUpExpsBias);
+      c.experts.downBias = load.vector(l.ffnDownExpsBias);
     } else {
       c.ffnGate = load.matrix(l.ffnGate);
       c.ffnUp = load.matrix(l.ffnUp);
@@ -71,6 +75,7 @@ CpuWeights loadCpuWeights(const model::ModelWeights& weights) {
     c.bk = load.vector(l.bk);
     c.bv = load.vector(l.bv);
     c.bo = load.vector(l.bo);
+    c.attnSinks = load.vector(l.attnSinks);
     w.layers.push_back(std::move(c));
   }
   w.bytes = load.bytes;

@@ -25,6 +25,7 @@ struct CpuLayerWeights {
   std::vector<float> bk;                 // (n_kv_head * head_dim) or empty
   std::vector<float> bv;                 // (n_kv_head * value_dim) or empty
   std::vector<float> bo;                 // (n_embd) or empty
+  std::vector<float> attnSinks;          // (n_head) or empty
   CpuExpertWeights experts;              // mixture of experts (then ffnGate/Up/Down are empty)
 };
 

@@ -23,8 +23,9 @@ void softmaxRow(float* p, int64_t n) {
   for (int64_t i = 0; i < n; ++i) p[i] *= scale;
 }
 
-// The router's choice for one token: the k most probable experts, best first (a tie goes to the
-// lower index), and their weights, renormalised and scaled as the config says.
+// The router's choice for one token from its scores (probabilities, or gpt-oss's logits): the
+// k best experts, best first (a tie goes to the lower index), and their weights, softmaxed among
+// themselves (gpt-oss), renormalised and scaled as the config says.
 void chooseExperts(const model::ModelConfig& c, const float* probabilities, int32_t* chosen,
                    float* weights) {
   const int32_t n = c.expertCount, k = c.expertUsedCount;
@@ -37,6 +38,7 @@ void chooseExperts(const model::ModelConfig& c, const float* probabilities, int3
     chosen[r] = best;
     weights[r] = probabilities[best];
   }
+  if (c.expertGating == model::ExpertGating::SoftmaxOfChosen) softmaxRow(weights, k);
   if (c.expertWeightsNorm) {
     double sum = 0.0;  // ggml_sum_rows sums in double
     for (int32_t r = 0; r < k; ++r) sum += double(weights[r]);
@@ -45,6 +47,13 @@ void chooseExperts(const model::ModelConfig& c, const float* probabilities, int3
   }
   if (c.expertWeightsScale != 1.0f)
     for (int32_t r = 0; r < k; ++r) weights[r] *= c.expertWeightsScale;
+}
+
+// y (width) += row `expert` of bias (n_expert, width), if there is a bias.
+void addRow(const std::vector<float>& bias, int64_t expert, int64_t width, float* y) {
+  if (bias.empty()) return;
+  const float* b = bias.data() + expert * width;
+  for (int64_t i = 0; i < width; ++i) y[i] += b[i];
 }
 
 template <typename T>
@@ -97,7 +106,10 @@ void expertFeedForward(ThreadPool& pool, const model::ModelConfig& c, const CpuE
   matmul(pool, w.router, x, tokens, s.probabilities.data(), matmulScratch);
   pool.parallelFor(tokens, 16, [&](int64_t begin, int64_t end, int) {
     for (int64_t t = begin; t < end; ++t) {
-      softmaxRow(s.probabilities.data() + t * n, n);
+      float* scores = s.probabilities.data() + t * n;
+      if (!w.routerBias.empty())
+        for (int64_t e = 0; e < n; ++e) scores[e] += w.routerBias[size_t(e)];
+      if (c.expertGating == model::ExpertGating::Softmax) softmaxRow(scores, n);
       chooseExperts(c, s.probabilities.data() + t * n, s.chosen.data() + t * k,
                     s.weights.data() + t * k);
     }
@@ -132,14 +144,22 @@ void expertFeedForward(ThreadPool& pool, const model::ModelConfig& c, const CpuE
     pool.parallelFor(count, 1, [&](int64_t begin, int64_t end, int) {
       for (int64_t row = first + begin; row < first + end; ++row) {
         float* g = s.gate.data() + row * ff;
+        float* u = s.up.data() + row * ff;
+        addRow(w.gateBias, e, ff, g);
+        addRow(w.upBias, e, ff, u);
         if (c.ffnActivation == model::FfnActivation::GeluTanhGlu)
-          ops::geluTanhGluRow(g, s.up.data() + row * ff, g, ff);
+          ops::geluTanhGluRow(g, u, g, ff);
+        else if (c.ffnActivation == model::FfnActivation::SwigluOai)
+          ops::swigluOaiRow(g, u, g, ff);
         else
-          ops::siluGluRow(g, s.up.data() + row * ff, g, ff);
+          ops::siluGluRow(g, u, g, ff);
       }
     });
     matmul(pool, down, s.gate.data() + first * ff, count, s.output.data() + first * embd,
            matmulScratch);
+    if (!w.downBias.empty())
+      for (int64_t row = first; row < first + count; ++row)
+        addRow(w.downBias, e, embd, s.output.data() + row * embd);
   }
 
   // y = sum over ranks of weight * the expert's output, added in rank order as llama.cpp adds

@@ -5,10 +5,12 @@
 // that chose it (n = their count) and an expert no token chose is never read.
 //
 // It computes what llama.cpp's build_moe_ffn computes on the CPU, in the same order: router
-// logits, softmax over all experts (exp in float, the sum in double, then multiplied by 1/sum),
-// the top k by probability (ties to the lower expert index), the k weights divided by their sum
-// (clamped below at 6.103515625e-5, llama.cpp's guard against a zero sum) where the model says
-// so, each expert's output times its weight, and the k products added in rank order.
+// logits (plus the router's bias, where it has one); then either the softmax over all experts
+// (exp in float, the sum in double, then multiplied by 1/sum) and its top k, or (gpt-oss) the top
+// k logits and a softmax over those k; ties go to the lower expert index; the k weights divided
+// by their sum (clamped below at 6.103515625e-5, llama.cpp's guard against a zero sum) where the
+// model says so; each expert's products plus its biases, where it has them; each expert's output
+// times its weight, and the k products added in rank order.
 #include <cstdint>
 #include <vector>
 
@@ -27,6 +29,11 @@ struct CpuExpertWeights {
   WeightMatrix up;      // (n_expert * n_ff_exp, n_embd)
   WeightMatrix down;    // (n_expert * n_embd, n_ff_exp)
   int32_t experts = 0;  // 0: a dense layer
+  // Biases (gpt-oss), or empty: one row per expert.
+  std::vector<float> routerBias;  // (n_expert)
+  std::vector<float> gateBias;    // (n_expert, n_ff_exp)
+  std::vector<float> upBias;      // (n_expert, n_ff_exp)
+  std::vector<float> downBias;    // (n_expert, n_embd)
 };
 
 // Views a 3-D tensor [cols, rows, n_expert] as the matrix (n_expert * rows, cols); throws

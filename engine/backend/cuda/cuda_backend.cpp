@@ -38,6 +38,8 @@ void requireCudaSupport(const model::ModelConfig& c) {
   if (c.logitScale != 1.0f) missing += ", logit scaling";
   if (c.ropeExtFactor != 0.0f || c.ropeAttnFactor != 1.0f) missing += ", YaRN RoPE scaling";
   if (c.mixtureOfExperts()) missing += ", a mixture-of-experts feed-forward";
+  if (c.attentionSinks) missing += ", attention sinks";
+  if (c.ffnActivation == model::FfnActivation::SwigluOai) missing += ", the clamped SwiGLU";
   if (!missing.empty())
     throw ember::Error("cuda backend: " + c.architectureName + " needs" + missing.substr(1) +
                        ", which the CUDA kernels do not implement yet; use the CPU backend");

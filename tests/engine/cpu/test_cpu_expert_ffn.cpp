@@ -2,7 +2,8 @@
 // - a case worked by hand (two experts chosen of three, renormalised 3:1 weights, SiLU of +-1);
 // - random cases against the formula of llama.cpp's build_moe_ffn evaluated per token in double
 //   (softmax over all experts, top k, optional renormalisation and scale, weighted sum), with and
-//   without renormalisation;
+//   without renormalisation, and gpt-oss's variant (biased router, softmax over the top-k logits,
+//   biased experts, the SwiGLU clamped at 7: ggml's swiglu_oai);
 // - each token alone equal bit for bit to the same token in a step of several;
 // - an expert that no token chooses is never read: its matrices are NaN and the output is finite.
 #include <QtTest>
@@ -23,6 +24,7 @@ namespace {
 struct Experts {
   int64_t embd, ff, count;
   std::vector<float> router, gate, up, down;  // (n, embd), (n*ff, embd) x2, (n*embd, ff)
+  std::vector<float> routerBias, gateBias, upBias, downBias;  // empty, or (n), (n, ff) x2, (n, embd)
   cpu::CpuExpertWeights view() const {
     const auto matrix = [](const std::vector<float>& data, int64_t cols) {
       cpu::WeightMatrix w;
@@ -34,7 +36,7 @@ struct Experts {
       return w;
     };
     return {matrix(router, embd), matrix(gate, embd), matrix(up, embd), matrix(down, ff),
-            int32_t(count)};
+            int32_t(count), routerBias, gateBias, upBias, downBias};
   }
 };
 
@@ -59,20 +61,41 @@ std::vector<float> run(cpu::ThreadPool& pool, const model::ModelConfig& c, const
 
 double silu(double v) { return v / (1.0 + std::exp(-v)); }
 
+// ggml's swiglu_oai: min(g, 7) * sigmoid(1.702 min(g, 7)) * (clamp(u, -7, 7) + 1).
+double swigluOai(double g, double u) {
+  g = std::min(g, 7.0);
+  u = std::clamp(u, -7.0, 7.0);
+  return g / (1.0 + std::exp(-1.702 * g)) * (u + 1.0);
+}
+
+double at(const std::vector<float>& bias, size_t i) { return bias.empty() ? 0.0 : double(bias[i]); }
+
 // llama.cpp's build_moe_ffn for one token, in double: y = sum over the top k experts of
 // weight * down(silu(gate x) * up x).
 std::vector<double> referenceToken(const model::ModelConfig& c, const Experts& e, const float* x) {
   const int64_t n = e.count, embd = e.embd, ff = e.ff;
   std::vector<double> p(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
+  for (int64_t i = 0; i < n; ++i) {
+    p[size_t(i)] = at(e.routerBias, size_t(i));
     for (int64_t j = 0; j < embd; ++j) p[size_t(i)] += double(e.router[size_t(i * embd + j)]) * x[j];
-  const double max = *std::max_element(p.begin(), p.end());
-  double sum = 0;
-  for (double& v : p) sum += (v = std::exp(v - max));
-  for (double& v : p) v /= sum;
+  }
+  const auto softmax = [](double* v, size_t count) {
+    const double max = *std::max_element(v, v + count);
+    double sum = 0;
+    for (size_t i = 0; i < count; ++i) sum += (v[i] = std::exp(v[i] - max));
+    for (size_t i = 0; i < count; ++i) v[i] /= sum;
+  };
+  const bool ofChosen = c.expertGating == model::ExpertGating::SoftmaxOfChosen;
+  if (!ofChosen) softmax(p.data(), p.size());
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return p[size_t(a)] > p[size_t(b)]; });
+  if (ofChosen) {  // the softmax of the k best logits takes their places
+    std::vector<double> chosen;
+    for (int32_t r = 0; r < c.expertUsedCount; ++r) chosen.push_back(p[size_t(order[size_t(r)])]);
+    softmax(chosen.data(), chosen.size());
+    for (int32_t r = 0; r < c.expertUsedCount; ++r) p[size_t(order[size_t(r)])] = chosen[size_t(r)];
+  }
   double chosenSum = 0;
   for (int32_t r = 0; r < c.expertUsedCount; ++r) chosenSum += p[size_t(order[size_t(r)])];
   std::vector<double> y(static_cast<size_t>(embd));
@@ -82,15 +105,15 @@ std::vector<double> referenceToken(const model::ModelConfig& c, const Experts& e
     weight *= c.expertWeightsScale;
     std::vector<double> act(static_cast<size_t>(ff));
     for (int64_t f = 0; f < ff; ++f) {
-      double g = 0, u = 0;
+      double g = at(e.gateBias, size_t(ex * ff + f)), u = at(e.upBias, size_t(ex * ff + f));
       for (int64_t j = 0; j < embd; ++j) {
         g += double(e.gate[size_t((ex * ff + f) * embd + j)]) * x[j];
         u += double(e.up[size_t((ex * ff + f) * embd + j)]) * x[j];
       }
-      act[size_t(f)] = silu(g) * u;
+      act[size_t(f)] = c.ffnActivation == model::FfnActivation::SwigluOai ? swigluOai(g, u) : silu(g) * u;
     }
     for (int64_t o = 0; o < embd; ++o) {
-      double d = 0;
+      double d = at(e.downBias, size_t(ex * embd + o));
       for (int64_t f = 0; f < ff; ++f) d += double(e.down[size_t((ex * embd + o) * ff + f)]) * act[size_t(f)];
       y[size_t(o)] += weight * d;
     }
@@ -103,7 +126,7 @@ std::vector<double> referenceToken(const model::ModelConfig& c, const Experts& e
 Experts randomExperts(int64_t embd, int64_t ff, int64_t count, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  Experts e{embd, ff, count, {}, {}, {}, {}};
+  Experts e{embd, ff, count, {}, {}, {}, {}, {}, {}, {}, {}};
   const auto fill = [&](std::vector<float>& v, size_t size, float scale) {
     v.resize(size);
     for (float& f : v) f = normal(rng) * scale;
@@ -134,7 +157,7 @@ class TestCpuExpertFfn : public QObject {
   // y = 3/4 * expert 0 + 1/4 * expert 1 = [0.9621171573, -1.6344707107].
   void handWorked() {
     const float nan = std::numeric_limits<float>::quiet_NaN();
-    Experts e{2, 1, 3, {}, {}, {}, {}};
+    Experts e{2, 1, 3, {}, {}, {}, {}, {}, {}, {}, {}};
     e.router = {std::log(3.0f), 0.0f, 0.0f, 0.0f, -30.0f, 0.0f};
     e.gate = {1.0f, 0.0f, -1.0f, 0.0f, nan, nan};
     e.up = {2.0f, 0.0f, 4.0f, 0.0f, nan, nan};
@@ -149,20 +172,41 @@ class TestCpuExpertFfn : public QObject {
     QTest::addColumn<bool>("renormalise");
     QTest::addColumn<float>("scale");
     QTest::addColumn<int>("used");
-    QTest::newRow("top-2 renormalised (qwen3moe)") << true << 1.0f << 2;
-    QTest::newRow("top-3 renormalised") << true << 1.0f << 3;
-    QTest::newRow("top-2 raw probabilities, scaled 2.5") << false << 2.5f << 2;
+    QTest::addColumn<bool>("gptOss");  // biases, softmax of the chosen logits, clamped SwiGLU
+    QTest::newRow("top-2 renormalised (qwen3moe)") << true << 1.0f << 2 << false;
+    QTest::newRow("top-3 renormalised") << true << 1.0f << 3 << false;
+    QTest::newRow("top-2 raw probabilities, scaled 2.5") << false << 2.5f << 2 << false;
+    QTest::newRow("top-2 gpt-oss") << false << 1.0f << 2 << true;
+    QTest::newRow("top-4 gpt-oss") << false << 1.0f << 4 << true;
   }
 
   void matchesReference() {
     QFETCH(bool, renormalise);
     QFETCH(float, scale);
     QFETCH(int, used);
+    QFETCH(bool, gptOss);
     constexpr int64_t kEmbd = 32, kFf = 16, kExperts = 7, kTokens = 23;
-    const Experts e = randomExperts(kEmbd, kFf, kExperts, 11);
+    Experts e = randomExperts(kEmbd, kFf, kExperts, 11);
     model::ModelConfig c = moeConfig(kEmbd, kExperts, used, kFf);
     c.expertWeightsNorm = renormalise;
     c.expertWeightsScale = scale;
+    if (gptOss) {
+      c.expertGating = model::ExpertGating::SoftmaxOfChosen;
+      c.ffnActivation = model::FfnActivation::SwigluOai;
+      // Biases of N(0, 4^2) for gate and up, so the clamp at 7 bites; the NaN expert keeps NaN.
+      std::mt19937 rng(9);
+      std::normal_distribution<float> normal(0.0f, 1.0f);
+      const auto bias = [&](size_t size, float scale) {
+        std::vector<float> b(size);
+        for (float& v : b) v = normal(rng) * scale;
+        return b;
+      };
+      e.routerBias = bias(kExperts, 0.1f);
+      e.routerBias[kExperts - 1] = -10.0f;
+      e.gateBias = bias(kExperts * kFf, 4.0f);
+      e.upBias = bias(kExperts * kFf, 4.0f);
+      e.downBias = bias(kExperts * kEmbd, 0.1f);
+    }
     std::mt19937 rng(5);
     std::uniform_real_distribution<float> positive(0.1f, 1.0f);
     std::vector<float> x(size_t(kTokens * kEmbd));

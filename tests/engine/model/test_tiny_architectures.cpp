@@ -89,6 +89,10 @@ class TestTinyArchitectures : public QObject {
     QTest::newRow("qwen2") << "qwen2" << "rope neox base 1e+06";
     QTest::newRow("qwen3") << "qwen3" << "qk-norm per head";
     QTest::newRow("qwen3moe") << "qwen3moe" << "8 experts (top 2, n_ff 32) weights renormalised";
+    QTest::newRow("gpt-oss") << "gpt-oss"
+                             << "sliding window 4 on 2 of 4 layers (rope base 10000), 8 experts "
+                                "(top 2, n_ff 32) softmax of the chosen biased, clamped swiglu, "
+                                "attention sinks";
     QTest::newRow("gemma2") << "gemma2" << "attention softcap 3, logit softcap 5";
     QTest::newRow("gemma3") << "gemma3" << "sliding window 4 on 2 of 4 layers (rope base 100)";
     QTest::newRow("granite") << "granite" << "residual scale 0.22, logit scale 0.125";
@@ -167,15 +171,22 @@ class TestTinyArchitectures : public QObject {
   // step must equal its logits alone bit for bit: the three prompts prefilled in one step, then
   // one decode step of all three, against each sequence run alone (reference: Ember itself, run
   // one sequence at a time; the alone path is checked against llama.cpp by matchesLlamaCpp).
+  void batchedMatchesAlone_data() {
+    QTest::addColumn<QString>("architecture");
+    QTest::newRow("qwen3moe") << "qwen3moe";
+    QTest::newRow("gpt-oss") << "gpt-oss";
+  }
+
   void batchedMatchesAlone() {
+    QFETCH(QString, architecture);
     EMBER_REQUIRE_TESTDATA(vocabulary, "tokenizer/ggml-vocab-llama-spm.gguf");
     const QJsonObject golden = loadGolden();
-    const QJsonObject entry = golden["models"].toObject()["qwen3moe"].toObject();
-    QVERIFY2(!entry.isEmpty(), "no qwen3moe reference");
+    const QJsonObject entry = golden["models"].toObject()[architecture].toObject();
+    QVERIFY2(!entry.isEmpty(), "no reference for this model");
     QTemporaryDir dir(QCoreApplication::applicationDirPath() + "/tiny-architecture-XXXXXX");
-    const QString path = dir.filePath("qwen3moe.gguf");
+    const QString path = dir.filePath(architecture + ".gguf");
     model::TinyModelSpec spec;
-    spec.architecture = "qwen3moe";
+    spec.architecture = architecture.toStdString();
     spec.vocabulary = vocabulary.toStdString();
     spec.seed = uint64_t(golden["seed"].toInt());
     model::writeTinyModel(spec, path.toStdString());
@@ -261,6 +272,15 @@ class TestTinyArchitectures : public QObject {
     QTest::newRow("qwen3moe experts of the wrong width")
         << "qwen3moe" << "set-u32:qwen3moe.expert_feed_forward_length:16"
         << "tensor 'blk.0.ffn_gate_exps.weight' has shape [64, 32, 8], expected [64, 16, 8]";
+    QTest::newRow("gpt-oss without attention sinks")
+        << "gpt-oss" << "rename:blk.2.attn_sinks.weight"
+        << "missing tensor 'blk.2.attn_sinks.weight'";
+    QTest::newRow("gpt-oss without an expert bias")
+        << "gpt-oss" << "rename:blk.0.ffn_down_exps.bias"
+        << "missing tensor 'blk.0.ffn_down_exps.bias'";
+    QTest::newRow("gpt-oss without sliding_window")
+        << "gpt-oss" << "rename-key:gpt-oss.attention.sliding_window"
+        << "missing metadata key 'gpt-oss.attention.sliding_window'";
     QTest::newRow("qwen3moe top-k above the expert count")
         << "qwen3moe" << "set-u32:qwen3moe.expert_used_count:9"
         << "'qwen3moe.expert_used_count' = 9 must be between 1 and expert_count (8)";
