@@ -5,7 +5,9 @@
 //   without renormalisation, and gpt-oss's variant (biased router, softmax over the top-k logits,
 //   biased experts, the SwiGLU clamped at 7: ggml's swiglu_oai);
 // - each token alone equal bit for bit to the same token in a step of several;
-// - an expert that no token chooses is never read: its matrices are NaN and the output is finite.
+// - an expert that no token chooses is never read: its matrices are NaN and the output is finite;
+// - quantized experts (Q8_0, Q4_K, Q6_K) against the same reference on their dequantized values,
+//   within the error of the 8-bit activations: a wrong expert's rows would miss by 100%.
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_expert_ffn.h"
+#include "cpu_test_support.h"
 
 using namespace ember;
 
@@ -228,6 +231,55 @@ class TestCpuExpertFfn : public QObject {
                qPrintable(QString("token %1 alone differs from the batched step").arg(t)));
     }
     QVERIFY2(worst < 1e-5, qPrintable(QString("worst |diff| %1").arg(worst)));
+  }
+
+  void quantizedExperts_data() {
+    QTest::addColumn<int>("type");
+    QTest::newRow("Q8_0") << int(gguf::GgmlType::Q8_0);
+    QTest::newRow("Q4_K") << int(gguf::GgmlType::Q4_K);
+    QTest::newRow("Q6_K") << int(gguf::GgmlType::Q6_K);
+  }
+
+  void quantizedExperts() {
+    QFETCH(int, type);
+    constexpr int64_t kEmbd = 256, kFf = 256, kExperts = 4, kTokens = 9;  // K-quants: 256 a block
+    const auto t = gguf::GgmlType(type);
+    const test::OwnedMatrix gate = test::randomMatrix(t, kExperts * kFf, kEmbd, 1);
+    const test::OwnedMatrix up = test::randomMatrix(t, kExperts * kFf, kEmbd, 2);
+    const test::OwnedMatrix down = test::randomMatrix(t, kExperts * kEmbd, kFf, 3);
+    // The reference's experts: the same weights dequantized; the router stays F32.
+    Experts e = randomExperts(kEmbd, kFf, kExperts, 4);
+    const auto dequantized = [](const cpu::WeightMatrix& w) {
+      std::vector<float> out(size_t(w.rows * w.cols));
+      for (int64_t r = 0; r < w.rows; ++r) cpu::dequantizeRow(w, r, out.data() + r * w.cols);
+      return out;
+    };
+    e.gate = dequantized(gate.view);
+    e.up = dequantized(up.view);
+    e.down = dequantized(down.view);
+    std::fill_n(e.router.begin() + (kExperts - 1) * kEmbd, kEmbd, 0.05f);  // an ordinary expert
+    cpu::CpuExpertWeights w = e.view();
+    w.gate = gate.view;
+    w.up = up.view;
+    w.down = down.view;
+
+    const model::ModelConfig c = moeConfig(kEmbd, kExperts, 2, kFf);
+    const std::vector<float> x = test::randomActivations(kTokens * kEmbd, 6);
+    std::vector<float> y(x.size());
+    cpu::ThreadPool pool(2);
+    cpu::ExpertScratch scratch;
+    cpu::MatmulScratch matmulScratch;
+    cpu::expertFeedForward(pool, c, w, x.data(), kTokens, y.data(), scratch, matmulScratch);
+    double worst = 0, largest = 0;
+    for (int64_t tok = 0; tok < kTokens; ++tok) {
+      const std::vector<double> ref = referenceToken(c, e, x.data() + tok * kEmbd);
+      for (int64_t i = 0; i < kEmbd; ++i) {
+        worst = std::max(worst, std::abs(double(y[size_t(tok * kEmbd + i)]) - ref[size_t(i)]));
+        largest = std::max(largest, std::abs(ref[size_t(i)]));
+      }
+    }
+    QVERIFY2(worst <= 0.03 * largest,
+             qPrintable(QString("worst |diff| %1 of a largest value %2").arg(worst).arg(largest)));
   }
 };
 
