@@ -36,14 +36,15 @@ struct Tensor {
   std::string name;
   std::vector<uint64_t> shape;  // ggml order
   Fill fill = Fill::Weight;
+  gguf::GgmlType storedAs = gguf::GgmlType::F32;
   uint64_t elements() const {
     uint64_t n = 1;
     for (uint64_t d : shape) n *= d;
     return n;
   }
-  // Everything in F32: the products then carry no quantization, so llama.cpp and Ember differ
-  // only in the order of their float sums.
-  gguf::GgmlType type() const { return gguf::GgmlType::F32; }
+  // F32 unless a preset says otherwise: the products then carry no quantization, so llama.cpp
+  // and Ember differ only in the order of their float sums.
+  gguf::GgmlType type() const { return storedAs; }
   uint64_t bytes() const { return rowBytes(type(), int64_t(shape[0])) * (elements() / shape[0]); }
 };
 
@@ -185,10 +186,13 @@ void addTensors(Plan& plan, const std::string& arch, const std::string& preset, 
                                {embd}, Fill::Norm});
     if (arch == "qwen3moe" || gptOss) {  // the router, then every expert's matrices stacked
       const uint64_t experts = kExperts, ffExp = kExpertFfn;
+      // tiny-mxfp4: the experts in MXFP4, as the published gpt-oss files store them
+      const gguf::GgmlType expertType =
+          preset == "tiny-mxfp4" ? gguf::GgmlType::MXFP4 : gguf::GgmlType::F32;
       t.push_back({p + "ffn_gate_inp.weight", {embd, experts}});
-      t.push_back({p + "ffn_gate_exps.weight", {embd, ffExp, experts}});
-      t.push_back({p + "ffn_up_exps.weight", {embd, ffExp, experts}});
-      t.push_back({p + "ffn_down_exps.weight", {ffExp, embd, experts}});
+      t.push_back({p + "ffn_gate_exps.weight", {embd, ffExp, experts}, Fill::Weight, expertType});
+      t.push_back({p + "ffn_up_exps.weight", {embd, ffExp, experts}, Fill::Weight, expertType});
+      t.push_back({p + "ffn_down_exps.weight", {ffExp, embd, experts}, Fill::Weight, expertType});
       if (gptOss) {
         t.push_back({p + "ffn_gate_inp.bias", {experts}, Fill::Bias});
         t.push_back({p + "ffn_gate_exps.bias", {ffExp, experts}, Fill::WideBias});
@@ -234,9 +238,14 @@ std::vector<std::string> tinyModelArchitectures() {
 }
 
 void writeTinyModel(const TinyModelSpec& spec, const std::filesystem::path& path) {
-  if (spec.preset != "tiny" && spec.preset != "tiny-yarn" && spec.preset != "tiny-longrope")
+  if (spec.preset != "tiny" && spec.preset != "tiny-yarn" && spec.preset != "tiny-longrope" &&
+      spec.preset != "tiny-mxfp4")
     throw Error("tiny model: unknown preset '" + spec.preset +
-                "' (known: tiny, tiny-yarn, tiny-longrope)");
+                "' (known: tiny, tiny-yarn, tiny-longrope, tiny-mxfp4)");
+  if (spec.preset == "tiny-mxfp4" && spec.architecture != "qwen3moe" &&
+      spec.architecture != "gpt-oss")
+    throw Error("tiny model: preset 'tiny-mxfp4' quantizes experts; architecture '" +
+                spec.architecture + "' has none");
   const std::vector<std::string> known = tinyModelArchitectures();
   if (std::find(known.begin(), known.end(), spec.architecture) == known.end()) {
     std::string list;

@@ -16,7 +16,8 @@ struct TinyModelSpec {
   std::string architecture;          // general.architecture, one of tinyModelArchitectures()
   // "tiny", or a variant with a RoPE scaling: "tiny-yarn" (YaRN, factor 4 over an original
   // context of 64), "tiny-longrope" (LongRoPE short/long factors and attn_factor, as Phi-3.5 and
-  // Phi-4-mini files carry).
+  // Phi-4-mini files carry), or "tiny-mxfp4" (qwen3moe and gpt-oss: the experts in MXFP4, as
+  // the published gpt-oss files store them).
   std::string preset = "tiny";
   std::filesystem::path vocabulary;  // a GGUF whose tokenizer.* metadata is copied
   uint64_t seed = 1;

@@ -33,7 +33,8 @@ import numpy as np
 # (name in the golden file, architecture, preset)
 MODELS = [(a, a, "tiny") for a in ["llama", "mistral3", "qwen2", "qwen3", "qwen3moe", "gpt-oss",
                                    "gemma2", "gemma3", "granite", "olmo2", "phi3", "smollm3"]]
-MODELS += [("llama-yarn", "llama", "tiny-yarn"), ("phi3-longrope", "phi3", "tiny-longrope")]
+MODELS += [("llama-yarn", "llama", "tiny-yarn"), ("phi3-longrope", "phi3", "tiny-longrope"),
+           ("gpt-oss-mxfp4", "gpt-oss", "tiny-mxfp4")]
 PROMPTS = ["The quick brown fox jumps over the lazy dog.",
            "Hello, world! 12345 + 678 = ?",
            "Once upon a time, in a land far away, there lived a small dragon who loved books."]

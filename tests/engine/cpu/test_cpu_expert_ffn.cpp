@@ -7,7 +7,9 @@
 // - each token alone equal bit for bit to the same token in a step of several;
 // - an expert that no token chooses is never read: its matrices are NaN and the output is finite;
 // - quantized experts (Q8_0, Q4_K, Q6_K) against the same reference on their dequantized values,
-//   within the error of the 8-bit activations: a wrong expert's rows would miss by 100%.
+//   within the error of the 8-bit activations: a wrong expert's rows would miss by 100%;
+// - an MXFP4 block (gpt-oss's expert type) decoded by hand from ggml's definition (E8M0 scale
+//   halved, doubled E2M1 code points), and its dot product with a Q8_0-prepared row.
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
@@ -231,6 +233,49 @@ class TestCpuExpertFfn : public QObject {
                qPrintable(QString("token %1 alone differs from the batched step").arg(t)));
     }
     QVERIFY2(worst < 1e-5, qPrintable(QString("worst |diff| %1").arg(worst)));
+  }
+
+  // e = 130: the scale 2^(130 - 127) = 8, halved to 4 against the doubled code points.
+  // qs[0] = 0x71: element 0 = code 1 (1) * 4 = 4, element 16 = code 7 (12) * 4 = 48.
+  // qs[1] = 0xF8: element 1 = code 8 (0) = 0, element 17 = code 15 (-12) * 4 = -48.
+  // qs[2] = 0x9A: element 2 = code 10 (-2) * 4 = -8, element 18 = code 9 (-1) * 4 = -4.
+  // Second block, e = 1 (subnormal): 2^-127 * code 3 (3) for element 32.
+  void mxfp4Block() {
+    uint8_t blocks[2 * 17] = {};
+    blocks[0] = 130;
+    blocks[1] = 0x71;
+    blocks[2] = 0xF8;
+    blocks[3] = 0x9A;
+    blocks[17] = 1;
+    blocks[18] = 0x03;
+    cpu::WeightMatrix w;
+    w.type = gguf::GgmlType::MXFP4;
+    w.rows = 1;
+    w.cols = 64;
+    w.rowBytes = sizeof(blocks);
+    w.data = blocks;
+    float row[64];
+    cpu::dequantizeRow(w, 0, row);
+    QCOMPARE(row[0], 4.0f);
+    QCOMPARE(row[16], 48.0f);
+    QCOMPARE(row[1], 0.0f);
+    QCOMPARE(row[17], -48.0f);
+    QCOMPARE(row[2], -8.0f);
+    QCOMPARE(row[18], -4.0f);
+    QCOMPARE(row[3], 0.0f);
+    QCOMPARE(row[32], 3.0f * std::ldexp(1.0f, -127));
+    // The product with x = 1 at elements 0, 16, 17: the row is prepared as Q8_0 (q = 127 and
+    // d = 1/127 rounded to fp16), so the integer sum (1 + 12 - 12) * 127 times 4 * d.
+    std::vector<float> x(64, 0.0f);
+    x[0] = x[16] = x[17] = 1.0f;
+    float y = 0;
+    cpu::ThreadPool pool(1);
+    cpu::MatmulScratch scratch;
+    cpu::matmul(pool, w, x.data(), 1, &y, scratch);
+    const float d = cpu::quant::fp16ToFloat(cpu::quant::floatToFp16(1.0f / 127.0f));
+    const float expected = 4.0f * d * 127.0f;
+    QVERIFY2(std::abs(y - expected) < 1e-6f,
+             qPrintable(QString("dot %1, expected %2").arg(y).arg(expected)));
   }
 
   void quantizedExperts_data() {

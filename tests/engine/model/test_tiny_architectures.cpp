@@ -6,7 +6,8 @@
 // prompts, llama.cpp's argmax at every position (over the whole vocabulary), the row's range, the
 // logits of every 128th token id, and its greedy continuation of 32 tokens.
 //
-// Tolerance: |ours - llama.cpp| <= 1e-3 * (max - min of llama.cpp's row) at every position, and
+// Tolerance (5e-3 for the model with MXFP4 experts, kQuantizedRelativeTolerance says why):
+// |ours - llama.cpp| <= 1e-3 * (max - min of llama.cpp's row) at every position, and
 // the same argmax. The weights are F32, so the two differ only in the order of their float sums,
 // about 1e-7 of a value. But both round q, k and v to fp16 (the KV cache, as llama.cpp's default
 // F16 cache): where the two unrounded values straddle an fp16 rounding boundary they round one
@@ -36,6 +37,14 @@ using namespace ember;
 namespace {
 
 constexpr double kRelativeTolerance = 1e-3;
+// The MXFP4 model: llama.cpp runs MXFP4 matrices repacked (8 rows interleaved, its AVX2 gemm),
+// summing in another float order than Ember's kernel, which follows ggml's reference vec_dot.
+// Both quantize the experts' inputs to 8-bit Q8_0 blocks, so where a last-bit difference
+// straddles a rounding step the input moves by 1/127 of its block's largest value, 16 times the
+// fp16 step the F32 models see. Measured worst: 3.0e-3 of the range (top-1 and the 32 greedy
+// tokens still equal); 5e-3 leaves room and stays 10x below the errors the F32 rows catch
+// (sinks or the SwiGLU clamp left out: 5-6e-2).
+constexpr double kQuantizedRelativeTolerance = 5e-3;
 constexpr int32_t kBlockSize = 16;
 
 QJsonObject loadGolden() {
@@ -53,9 +62,10 @@ QString sha256(const QString& path) {
 double worstRatio = 0;  // of |diff| to the range, over the rows compared so far
 
 // Compares one row of our logits with llama.cpp's summary of its row; empty when they agree.
-QString compareRow(std::span<const float> ours, const QJsonObject& ref, int stride) {
+QString compareRow(std::span<const float> ours, const QJsonObject& ref, int stride,
+                   double relativeTolerance) {
   const double range = ref["max"].toDouble() - ref["min"].toDouble();
-  const double tolerance = kRelativeTolerance * range;
+  const double tolerance = relativeTolerance * range;
   double maxDiff = 0;
   const QJsonArray sampled = ref["sampled"].toArray();
   if (size_t(sampled.size()) != (ours.size() + size_t(stride) - 1) / size_t(stride))
@@ -66,7 +76,8 @@ QString compareRow(std::span<const float> ours, const QJsonObject& ref, int stri
   maxDiff = std::max(maxDiff, std::abs(ref["top_logit"].toDouble() - ours[size_t(top)]));
   worstRatio = std::max(worstRatio, maxDiff / range);
   if (maxDiff > tolerance)
-    return QString("max |diff| %1 > %2 (1e-3 of the range %3)").arg(maxDiff).arg(tolerance).arg(range);
+    return QString("max |diff| %1 > %2 (%3 of the range %4)")
+        .arg(maxDiff).arg(tolerance).arg(relativeTolerance).arg(range);
   const int ourTop = test::argmax(ours);
   // Only a near-tie (runner-up within the tolerance) may let the argmax differ legitimately.
   const bool tie = ref["top_logit"].toDouble() - ref["second_logit"].toDouble() <= 2 * tolerance;
@@ -101,6 +112,9 @@ class TestTinyArchitectures : public QObject {
     QTest::newRow("smollm3") << "smollm3" << "no RoPE on 1 of 4 layers";
     QTest::newRow("llama + YaRN") << "llama-yarn" << "scale 0.25 yarn (original context 64)";
     QTest::newRow("phi3 + LongRoPE") << "phi3-longrope" << "attn factor 1.19 longrope short factors";
+    // The experts in MXFP4 (the published gpt-oss files' type): both quantize the activations to
+    // Q8_0 blocks and sum the integer products per block, so only float order differs.
+    QTest::newRow("gpt-oss + MXFP4 experts") << "gpt-oss-mxfp4" << "clamped swiglu, attention sinks";
   }
 
   void matchesLlamaCpp() {
@@ -132,6 +146,8 @@ class TestTinyArchitectures : public QObject {
     backend.allocateKvCache({kBlockSize, 32});
     const size_t vocab = backend.vocabSize();
     const int stride = golden["sample_stride"].toInt();
+    const double tolerance =
+        spec.preset == "tiny-mxfp4" ? kQuantizedRelativeTolerance : kRelativeTolerance;
 
     uint32_t seed = 1;
     for (const QJsonValue& promptValue : entry["prompts"].toArray()) {
@@ -146,7 +162,7 @@ class TestTinyArchitectures : public QObject {
       const std::vector<float> logits = sequence.prefillAll(backend, ids, int32_t(ids.size()));
       for (size_t p = 0; p < ids.size(); ++p) {
         const QString why = compareRow(std::span(logits).subspan(p * vocab, vocab),
-                                       positions[qsizetype(p)].toObject(), stride);
+                                       positions[qsizetype(p)].toObject(), stride, tolerance);
         QVERIFY2(why.isEmpty(), qPrintable(QString("position %1: %2").arg(p).arg(why)));
       }
 
