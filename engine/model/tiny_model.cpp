@@ -207,6 +207,11 @@ void addTensors(Plan& plan, const std::string& arch, const std::string& preset, 
       t.push_back({p + "ffn_up.weight", {embd, ff}});
       t.push_back({p + "ffn_down.weight", {ff, embd}});
     }
+    if (preset == "tiny-ffn-bias") {
+      t.push_back({p + "ffn_gate.bias", {ff}, Fill::Bias});
+      t.push_back({p + "ffn_up.bias", {ff}, Fill::Bias});
+      t.push_back({p + "ffn_down.bias", {embd}, Fill::Bias});
+    }
     if (postNorms) t.push_back({p + "post_ffw_norm.weight", {embd}, Fill::Norm});
   }
 }
@@ -239,9 +244,9 @@ std::vector<std::string> tinyModelArchitectures() {
 
 void writeTinyModel(const TinyModelSpec& spec, const std::filesystem::path& path) {
   if (spec.preset != "tiny" && spec.preset != "tiny-yarn" && spec.preset != "tiny-longrope" &&
-      spec.preset != "tiny-mxfp4")
+      spec.preset != "tiny-ffn-bias" && spec.preset != "tiny-mxfp4")
     throw Error("tiny model: unknown preset '" + spec.preset +
-                "' (known: tiny, tiny-yarn, tiny-longrope, tiny-mxfp4)");
+                "' (known: tiny, tiny-yarn, tiny-longrope, tiny-ffn-bias, tiny-mxfp4)");
   if (spec.preset == "tiny-mxfp4" && spec.architecture != "qwen3moe" &&
       spec.architecture != "gpt-oss")
     throw Error("tiny model: preset 'tiny-mxfp4' quantizes experts; architecture '" +

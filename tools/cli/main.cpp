@@ -31,7 +31,7 @@ constexpr const char* kUsage =
     "              --out FILE [--seed S] [--threads N]\n"
     "  synth-model --arch llama|mistral3|qwen2|qwen3|qwen3moe|gpt-oss|gemma2|gemma3|granite|\n"
     "              olmo2|phi3|smollm3\n"
-    "              --preset tiny|tiny-yarn|tiny-longrope|tiny-mxfp4 --out FILE\n"
+    "              --preset tiny|tiny-yarn|tiny-longrope|tiny-ffn-bias|tiny-mxfp4 --out FILE\n"
     "              [--vocab VOCAB.gguf] [--seed S]\n"
     "  cut-model --model IN.gguf --layers N --out OUT.gguf\n"
     "  export --db ember.sqlite [--conversation ID] [--format md|json] [--out FILE]\n"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "backend/cuda/cuda_device.h"
 #include "model/memory_plan.h"
@@ -33,10 +34,6 @@ void requireWeightsFit(const gguf::GgufFile& file, const model::ModelConfig& con
 // the reason rather than run wrongly.
 void requireCudaSupport(const model::ModelConfig& c) {
   std::string missing;
-  if (c.attentionSoftcap > 0.0f) missing += ", attention soft-capping";
-  if (c.residualScale != 1.0f) missing += ", residual scaling";
-  if (c.logitScale != 1.0f) missing += ", logit scaling";
-  if (c.ropeExtFactor != 0.0f || c.ropeAttnFactor != 1.0f) missing += ", YaRN RoPE scaling";
   if (c.mixtureOfExperts()) missing += ", a mixture-of-experts feed-forward";
   if (c.attentionSinks) missing += ", attention sinks";
   if (c.ffnActivation == model::FfnActivation::SwigluOai) missing += ", the clamped SwiGLU";
