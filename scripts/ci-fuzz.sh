@@ -5,14 +5,17 @@
 # report, a leak, a timeout or running out of memory fails the script and leaves the input in
 # build-fuzz/findings/<harness>/.
 #   scripts/ci-fuzz.sh [harness...]       (default: all)
-# Environment: EMBER_FUZZ_BUILD_DIR (default ./build-fuzz), EMBER_FUZZ_SECONDS.
+# Environment: EMBER_FUZZ_BUILD_DIR (default ./build-fuzz), EMBER_FUZZ_SECONDS, EMBER_FUZZ_SEED
+# (default 1: the same inputs on every run, so a CI failure can be reproduced; 0 for a random
+# seed).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 EMBER_BUILD_DIR="${EMBER_FUZZ_BUILD_DIR:-$EMBER_ROOT/build-fuzz}"
 seconds="${EMBER_FUZZ_SECONDS:-60}"
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_gguf fuzz_tokenizer_bpe fuzz_tokenizer_spm fuzz_chat_template)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_gguf fuzz_tokenizer_bpe fuzz_tokenizer_spm fuzz_chat_template
+  fuzz_chat_import fuzz_openai_request fuzz_openai_sse)
 
 ember_install_packages clang-14 libfuzzer-14-dev
 "$EMBER_ROOT/scripts/fetch-models.sh"
@@ -36,7 +39,7 @@ for h in "${harnesses[@]}"; do
       || { tail -40 "$findings/regressions.log"; die "$h fails on a regression input"; }
   fi
   log "$h: fuzzing for ${seconds}s"
-  "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2560 \
+  "$bin" -max_total_time="$seconds" -seed="${EMBER_FUZZ_SEED:-1}" -timeout=10 -rss_limit_mb=2560 \
     -artifact_prefix="$findings/" -print_final_stats=1 "$work" "$fuzz_dir/corpus/$name" \
     >"$findings/fuzz.log" 2>&1 || { tail -60 "$findings/fuzz.log"; die "$h found a failing input (see $findings)"; }
   grep -E "^stat::number_of_executed_units|^#[0-9]+ *DONE" "$findings/fuzz.log" | tail -2 || true

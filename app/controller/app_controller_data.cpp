@@ -9,12 +9,25 @@
 
 namespace ember::app {
 
+// Store calls run on the GUI thread: a write that finds the database locked by another program
+// waits at most this long, then fails with a message the notice shows (the window never freezes
+// for the store's default of seconds). Ember's own writes take milliseconds, and a second Ember
+// process cannot hold the lock: it opens the store read-only.
+constexpr int kGuiStoreWaitMs = 300;
+
 void AppController::openStore(const QString& path) {
   try {
-    const store::OpenReport report = store_.open(path);
+    store::ChatStore::Options options;
+    options.busyTimeoutMs = kGuiStoreWaitMs;
+    const store::OpenReport report = store_.open(path, options);
     if (report.recoveredFromCorruption)
       setNotice(tr("The chat database was damaged and has been set aside as %1; a new one was "
                    "started.").arg(report.corruptBackupPath));
+    else if (report.readOnly)
+      setNotice(tr("The chats are open read-only: %1").arg(report.readOnlyReason));
+    else if (!report.migrationBackupPath.isEmpty())
+      setNotice(tr("The chat database was updated to this version of Ember; a copy of the old "
+                   "one was kept as %1.").arg(report.migrationBackupPath));
     else if (report.interruptedMessages > 0)
       setNotice(tr("%n answer(s) were cut short when Ember last closed; they are marked as "
                    "interrupted.", "", report.interruptedMessages));

@@ -41,7 +41,10 @@ QString AppController::importConversations(const QUrl& file) {
   if (doc.is_discarded()) return tr("%1 is not a JSON file.").arg(path);
   chatexport::ImportResult result;
   try {
-    result = chatexport::importJson(store_.path().toStdString(), doc);
+    if (store_.openReport().readOnly)
+      return tr("The conversations were not imported: %1").arg(store_.openReport().readOnlyReason);
+    result = chatexport::importJson(store_.path().toStdString(), doc,
+                                    chatexport::WriterRole::CallerIsWriter);
   } catch (const std::exception& e) {
     return QString::fromUtf8(e.what());
   }

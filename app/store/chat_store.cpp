@@ -45,26 +45,48 @@ OpenReport ChatStore::open(const QString& path, const Options& options) {
   report_.createdNew = isEmptyOrMissing(path);
   const QDir parent = QFileInfo(path).absoluteDir();
   if (!parent.exists()) QDir().mkpath(parent.absolutePath());
+  bool readOnly = options.readOnly;
+  if (!readOnly) {
+    lock_ = storelock::WriterLock(QFile::encodeName(path).toStdString());
+    if (lock_.state() == storelock::WriterLock::State::HeldElsewhere) {
+      readOnly = true;
+      report_.writerPid = lock_.holderPid();
+      report_.readOnlyReason =
+          lock_.holderPid() > 0
+              ? QStringLiteral("another Ember process (id %1) is using it. Make changes there, "
+                               "or close it and open the chats here again.")
+                    .arg(lock_.holderPid())
+              : QStringLiteral("another Ember process is using it. Make changes there, or close "
+                               "it and open the chats here again.");
+    }
+    // Unavailable (a folder where no lock file can be made): SQLite's own locks still keep the
+    // file consistent; there is just no single-writer rule.
+  } else {
+    report_.readOnlyReason = QStringLiteral("it was opened for reading only.");
+  }
+  report_.readOnly = readOnly;
   try {
-    openAndPrepare(path, options);
+    openAndPrepare(path, options, readOnly);
   } catch (const StoreError& error) {
-    if (error.kind() != StoreError::Kind::Corrupt) {
+    // Only the writer may set a damaged file aside: a reader would pull it from under it.
+    if (error.kind() != StoreError::Kind::Corrupt || readOnly) {
       close();
       throw;
     }
-    close();
+    db_.close();  // the writer lock stays: this process starts the new database
     report_ = OpenReport{};
     report_.corruptionDetail = error.userMessage();
     report_.corruptBackupPath = moveAside(path);
     report_.recoveredFromCorruption = true;
     report_.createdNew = true;
-    openAndPrepare(path, options);
+    openAndPrepare(path, options, false);
   }
   return report_;
 }
 
-void ChatStore::openAndPrepare(const QString& path, const Options& options) {
-  db_ = sql::Database(path, options.busyTimeoutMs);
+void ChatStore::openAndPrepare(const QString& path, const Options& options, bool readOnly) {
+  db_ = sql::Database(path, options.busyTimeoutMs, readOnly);
+  db_.setReadOnlyReason(report_.readOnlyReason);
   sql::ActionScope scope(db_, "opening the chat database");
   // The first statement that reads the file: a file that is not a database fails here with
   // SQLITE_NOTADB, a locked one with SQLITE_BUSY after the timeout.
@@ -87,6 +109,22 @@ void ChatStore::openAndPrepare(const QString& path, const Options& options) {
                            .arg(path, problems.mid(0, 5).join(QStringLiteral("; "))));
     }
   }
+  if (readOnly) {
+    // A reader neither migrates nor recovers: both are writes, and the writer has done them.
+    const int version = static_cast<int>(sql::queryInt(db_, "PRAGMA user_version").value_or(0));
+    if (version != kSchemaVersion) {
+      throw StoreError(StoreError::Kind::ReadOnly,
+                       QStringLiteral("The chat database %1 has schema version %2 and this "
+                                      "Ember reads version %3; it cannot be updated while it is "
+                                      "open read-only (%4)")
+                           .arg(path)
+                           .arg(version)
+                           .arg(kSchemaVersion)
+                           .arg(report_.readOnlyReason));
+    }
+    db_.exec("PRAGMA query_only = ON");
+    return;
+  }
   db_.exec("PRAGMA foreign_keys = ON");
   db_.exec("PRAGMA synchronous = FULL");
   if (options.maxDatabaseBytes > 0) {
@@ -96,6 +134,9 @@ void ChatStore::openAndPrepare(const QString& path, const Options& options) {
     db_.exec(QByteArray("PRAGMA max_page_count = " + QByteArray::number(pages)).constData());
   }
 
+  const int before = static_cast<int>(sql::queryInt(db_, "PRAGMA user_version").value_or(0));
+  if (before > 0 && before < kSchemaVersion)
+    report_.migrationBackupPath = backUpBeforeMigrating(before);
   const int foundVersion = migrate(db_);
   report_.migratedFromVersion = foundVersion < kSchemaVersion ? foundVersion : -1;
 
@@ -115,6 +156,24 @@ void ChatStore::close() {
     // A clean close checkpoints the WAL into the main file; failure here loses nothing.
     db_.close();
   }
+  lock_.release();
+}
+
+QString ChatStore::backUpBeforeMigrating(int version) {
+  sql::ActionScope scope(db_, "making a copy of the chat database before updating it");
+  const QString base = QStringLiteral("%1.v%2-backup").arg(db_.path()).arg(version);
+  QString backup = base;
+  for (int n = 2; QFileInfo::exists(backup); ++n) backup = QStringLiteral("%1-%2").arg(base).arg(n);
+  try {
+    // VACUUM INTO writes a consistent snapshot (committed WAL content included) to a new file;
+    // its target is an ordinary bound value.
+    sql::Statement copy(db_, "VACUUM INTO ?1");
+    copy.bindAll(backup).run();
+  } catch (const StoreError&) {
+    QFile::remove(backup);  // a partial copy is no backup; the database itself is untouched
+    throw;
+  }
+  return backup;
 }
 
 sql::Database& ChatStore::db() const {

@@ -9,8 +9,18 @@
 // up to and including it anyway. Every other write is one transaction; a failed one is rolled
 // back and leaves everything saved before it untouched.
 //
-// Threads: one ChatStore is used from one thread (the GUI thread). Another process may open the
-// same file; writes then wait up to Options::busyTimeoutMs and fail with StoreError::Kind::Busy.
+// Threads: one ChatStore is used from one thread (the GUI thread).
+//
+// One writer: the first ChatStore to open a file becomes its writer (an flock on
+// `<path>.lock`, dropped by the kernel when the process ends, even by SIGKILL). Any other opener,
+// in another process or this one, gets a read-only store: it reads everything, never marks the
+// writer's live answers as interrupted, and every write fails at once with
+// StoreError::Kind::ReadOnly naming the writer's process. Another program writing through SQLite
+// directly makes writes wait up to Options::busyTimeoutMs and fail with StoreError::Kind::Busy.
+//
+// Migrations: before a database of an older schema is updated, a copy of it is written to
+// `<path>.v<old version>-backup` (VACUUM INTO: a consistent snapshot, WAL included); when the
+// copy cannot be made, nothing is migrated and open() throws.
 //
 // Errors: every method may throw StoreError (see store_error.h) with a message for the user.
 #include <QJsonObject>
@@ -19,6 +29,7 @@
 #include <QString>
 #include <optional>
 
+#include "store/export/writer_lock.h"
 #include "store/sqlite_db.h"
 #include "store/store_error.h"
 #include "store/store_types.h"
@@ -30,6 +41,7 @@ class ChatStore {
   struct Options {
     int busyTimeoutMs = 5000;      // how long a write waits for another process's lock
     qint64 maxDatabaseBytes = 0;   // a size quota, 0 for none; writes past it fail as DiskFull
+    bool readOnly = false;         // open for reading only, without trying to become the writer
   };
 
   ChatStore() = default;
@@ -123,13 +135,16 @@ class ChatStore {
 
  private:
   sql::Database& db() const;  // throws when not open
-  void openAndPrepare(const QString& path, const Options& options);
+  void openAndPrepare(const QString& path, const Options& options, bool readOnly);
+  QString backUpBeforeMigrating(int version);
   Id insertMessage(Id conversationId, Id parentId, Role role, const QString& content,
                    MessageStatus status, const QString& model);
   void touchConversation(Id conversationId, std::optional<Id> activeLeafId);
   Message requireMessage(Id messageId) const;
   void saveStats(Id messageId, const MessageStats& stats);  // inside the caller's transaction
 
+  // Declared before db_: the connection closes before the writer lock is dropped.
+  storelock::WriterLock lock_;
   // Reads do not change what the store holds; SQLite statements still need a mutable handle.
   mutable sql::Database db_;
   OpenReport report_;

@@ -10,7 +10,10 @@ namespace {
 StoreError::Kind kindOf(int rc) {
   switch (rc & 0xff) {
     case SQLITE_BUSY:
-    case SQLITE_LOCKED: return StoreError::Kind::Busy;
+    case SQLITE_LOCKED:
+    // WAL: a lock another connection kept holding while SQLite retried (seen under injected lock
+    // faults; the message read "SQLite reported an error ... (locking protocol)").
+    case SQLITE_PROTOCOL: return StoreError::Kind::Busy;
     case SQLITE_FULL: return StoreError::Kind::DiskFull;
     case SQLITE_IOERR:
     case SQLITE_CANTOPEN:
@@ -24,7 +27,7 @@ StoreError::Kind kindOf(int rc) {
 }
 
 QString describe(StoreError::Kind kind, const QString& path, const char* action, int busyMs,
-                 const QString& detail) {
+                 const QString& detail, const QString& readOnlyReason = {}) {
   const QString what = QStringLiteral("Ember could not finish %1").arg(QString::fromUtf8(action));
   switch (kind) {
     case StoreError::Kind::Busy:
@@ -41,6 +44,11 @@ QString describe(StoreError::Kind kind, const QString& path, const char* action,
       return QStringLiteral("%1: reading or writing %2 failed (%3). Check that the disk is "
                             "present and writable; nothing already saved was lost.")
           .arg(what, path, detail);
+    case StoreError::Kind::ReadOnly:
+      return QStringLiteral("%1: the chat database %2 is open read-only here: %3")
+          .arg(what, path,
+               readOnlyReason.isEmpty() ? QStringLiteral("it was opened for reading only.")
+                                        : readOnlyReason);
     case StoreError::Kind::Corrupt:
       return QStringLiteral("%1: the chat database %2 is damaged (%3).").arg(what, path, detail);
     default:
@@ -50,11 +58,11 @@ QString describe(StoreError::Kind kind, const QString& path, const char* action,
 
 }  // namespace
 
-Database::Database(const QString& path, int busyTimeoutMs)
-    : path_(path), busyTimeoutMs_(busyTimeoutMs) {
+Database::Database(const QString& path, int busyTimeoutMs, bool readOnly)
+    : path_(path), busyTimeoutMs_(busyTimeoutMs), readOnly_(readOnly) {
   const QByteArray utf8Path = path.toUtf8();
-  const int rc = sqlite3_open_v2(utf8Path.constData(), &db_,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  const int flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  const int rc = sqlite3_open_v2(utf8Path.constData(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     const QString detail = db_ ? QString::fromUtf8(sqlite3_errmsg(db_))
                                : QString::fromUtf8(sqlite3_errstr(rc));
@@ -73,6 +81,8 @@ Database::Database(Database&& other) noexcept
     : db_(std::exchange(other.db_, nullptr)),
       path_(std::move(other.path_)),
       busyTimeoutMs_(other.busyTimeoutMs_),
+      readOnly_(other.readOnly_),
+      readOnlyReason_(std::move(other.readOnlyReason_)),
       action_(other.action_) {}
 
 Database& Database::operator=(Database&& other) noexcept {
@@ -81,6 +91,8 @@ Database& Database::operator=(Database&& other) noexcept {
     db_ = std::exchange(other.db_, nullptr);
     path_ = std::move(other.path_);
     busyTimeoutMs_ = other.busyTimeoutMs_;
+    readOnly_ = other.readOnly_;
+    readOnlyReason_ = std::move(other.readOnlyReason_);
     action_ = other.action_;
   }
   return *this;
@@ -110,8 +122,10 @@ int Database::changes() const { return sqlite3_changes(db_); }
 void Database::fail(int rc) const {
   const QString detail = db_ ? QString::fromUtf8(sqlite3_errmsg(db_))
                              : QString::fromUtf8(sqlite3_errstr(rc));
-  const StoreError::Kind kind = kindOf(rc);
-  throw StoreError(kind, describe(kind, path_, action_, busyTimeoutMs_, detail), rc);
+  StoreError::Kind kind = kindOf(rc);
+  if (readOnly_ && (rc & 0xff) == SQLITE_READONLY) kind = StoreError::Kind::ReadOnly;
+  throw StoreError(kind, describe(kind, path_, action_, busyTimeoutMs_, detail, readOnlyReason_),
+                   rc);
 }
 
 Statement::Statement(Database& db, const char* sqlText) : db_(db) {
@@ -203,6 +217,7 @@ QByteArray Statement::blob(int column) const {
 }
 
 Transaction::Transaction(Database& db) : db_(db) {
+  if (db_.readOnly()) db_.fail(SQLITE_READONLY);  // refused at once, before any lock is taken
   db_.exec("BEGIN IMMEDIATE");
   open_ = true;
 }

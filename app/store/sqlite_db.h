@@ -18,8 +18,9 @@ class Database {
  public:
   Database() = default;
   // Opens (creating when missing) a read-write connection with extended result codes and the
-  // given busy timeout. Throws StoreError (Io when the file cannot be opened).
-  Database(const QString& path, int busyTimeoutMs);
+  // given busy timeout, or a read-only one on an existing file. Throws StoreError (Io when the
+  // file cannot be opened).
+  Database(const QString& path, int busyTimeoutMs, bool readOnly = false);
   ~Database();
   Database(Database&& other) noexcept;
   Database& operator=(Database&& other) noexcept;
@@ -31,6 +32,10 @@ class Database {
   sqlite3* handle() const { return db_; }
   const QString& path() const { return path_; }
   int busyTimeoutMs() const { return busyTimeoutMs_; }
+  bool readOnly() const { return readOnly_; }
+  // Why this connection is read-only, in words for the user; part of every refused write's
+  // message.
+  void setReadOnlyReason(const QString& reason) { readOnlyReason_ = reason; }
 
   // Runs SQL text without parameters: DDL and PRAGMAs with constant values only.
   void exec(const char* sqlText);
@@ -50,6 +55,8 @@ class Database {
   sqlite3* db_ = nullptr;
   QString path_;
   int busyTimeoutMs_ = 0;
+  bool readOnly_ = false;
+  QString readOnlyReason_;
   const char* action_ = "using the chat database";
 };
 

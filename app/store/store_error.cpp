@@ -10,6 +10,7 @@ const char* kindName(StoreError::Kind kind) {
     case StoreError::Kind::Busy: return "busy";
     case StoreError::Kind::DiskFull: return "disk full";
     case StoreError::Kind::Io: return "i/o error";
+    case StoreError::Kind::ReadOnly: return "read-only";
     case StoreError::Kind::Corrupt: return "corrupt";
     case StoreError::Kind::TooNew: return "too new";
     case StoreError::Kind::NotFound: return "not found";

@@ -16,6 +16,7 @@ class StoreError : public ember::Error {
     Busy,          // locked by another process past the busy timeout
     DiskFull,      // SQLITE_FULL (disk full or the configured size limit reached)
     Io,            // SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_PERM
+    ReadOnly,      // a write on a store opened read-only (another process is its writer)
     Corrupt,       // SQLITE_CORRUPT / SQLITE_NOTADB (open() recovers from these on its own)
     TooNew,        // written by a newer Ember: schema version above ours
     NotFound,      // a conversation or message id that does not exist

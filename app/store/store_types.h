@@ -93,6 +93,10 @@ struct OpenReport {
   QString corruptionDetail;         // what SQLite said about it
   int migratedFromVersion = -1;     // -1 when no migration ran; 0 for a new database
   int interruptedMessages = 0;      // answers left streaming by a crash, now interrupted
+  QString migrationBackupPath;      // the copy of the old version taken before migrating
+  bool readOnly = false;            // opened read-only: writes fail with StoreError::ReadOnly
+  long writerPid = 0;               // when another process is the writer: its id (0 unknown)
+  QString readOnlyReason;           // why, in words for the user (empty when writable)
 };
 
 }  // namespace ember::store

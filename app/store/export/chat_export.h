@@ -40,6 +40,11 @@ struct ImportResult {
 // Adds the document's conversations to the database in one transaction (all or nothing).
 // Throws ExportError for a document that is not an Ember export or is inconsistent (a parent
 // that is not in it, an unknown role); the database is then unchanged.
-ImportResult importJson(const std::string& databasePath, const Json& document);
+// One writer per database (writer_lock.h): by default the import takes the writer lock for its
+// duration and is refused while another process (the app) holds it. The app, which is the
+// writer of its own database, passes CallerIsWriter.
+enum class WriterRole { TakeLock, CallerIsWriter };
+ImportResult importJson(const std::string& databasePath, const Json& document,
+                        WriterRole role = WriterRole::TakeLock);
 
 }  // namespace ember::chatexport

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "store/export/chat_export.h"
+#include "store/export/writer_lock.h"
 #include "store/export/sqlite_handle.h"
 #include "store/export/stats_columns.h"
 
@@ -151,7 +152,7 @@ int64_t insertConversation(const Db& db, const Json& c, int ordinal, ImportResul
 
 }  // namespace
 
-ImportResult importJson(const std::string& databasePath, const Json& document) {
+ImportResult importJson(const std::string& databasePath, const Json& document, WriterRole role) {
   if (!document.is_object() || document.value("format", std::string()) != kFormatName)
     bad("the \"format\" is not \"" + std::string(kFormatName) + "\"");
   if (document.value("version", 0) != kFormatVersion)
@@ -159,6 +160,17 @@ ImportResult importJson(const std::string& databasePath, const Json& document) {
         std::to_string(kFormatVersion) + ")");
   const Json& conversations = field(document, "conversations", "the file");
   if (!conversations.is_array()) bad("\"conversations\" is not an array");
+  storelock::WriterLock lock;
+  if (role == WriterRole::TakeLock) {
+    lock = storelock::WriterLock(databasePath);
+    if (lock.state() == storelock::WriterLock::State::HeldElsewhere) {
+      throw ExportError(
+          "the chat database " + databasePath + " is in use by another Ember process" +
+          (lock.holderPid() > 0 ? " (id " + std::to_string(lock.holderPid()) + ")" : "") +
+          "; import from that app's menu, or close it and run the import again. Nothing was "
+          "imported.");
+    }
+  }
   Db db(databasePath, /*writable=*/true);
   {
     Stmt version(db, "PRAGMA user_version");

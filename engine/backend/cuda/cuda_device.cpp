@@ -75,6 +75,12 @@ size_t freeDeviceBytes(int device) {
 
 DeviceMemory::DeviceMemory(size_t bytes, const CudaSite& site, const char* what) {
   if (bytes == 0) return;
+#ifdef EMBER_CUDA_FAULT_INJECTION
+  if (const cudaError_t injected = testing::resultOf("cudaMalloc", cudaSuccess)) {
+    throwCudaError(site, "cudaMalloc " + mebibytes(bytes) + " for " + what,
+                   cudaGetErrorString(injected));
+  }
+#endif
   const cudaError_t err = cudaMalloc(&data_, bytes);
   if (err != cudaSuccess) {
     data_ = nullptr;
@@ -93,6 +99,12 @@ void DeviceMemory::reset() {
 
 PinnedMemory::PinnedMemory(size_t bytes, const CudaSite& site, const char* what) {
   if (bytes == 0) return;
+#ifdef EMBER_CUDA_FAULT_INJECTION
+  if (const cudaError_t injected = testing::resultOf("cudaMallocHost", cudaSuccess)) {
+    throwCudaError(site, "cudaMallocHost " + mebibytes(bytes) + " for " + what,
+                   cudaGetErrorString(injected));
+  }
+#endif
   const cudaError_t err = cudaMallocHost(&data_, bytes);
   if (err != cudaSuccess) {
     data_ = nullptr;
