@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "backend/cpu/cpu_expert_ffn.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/repack.h"
 #include "model/model_weights.h"
@@ -26,6 +27,8 @@ struct CpuLayerWeights {
   std::vector<float> bo;                 // (n_embd) or empty
   std::vector<float> bGate, bUp;         // (n_ff) or empty: the feed-forward biases
   std::vector<float> bDown;              // (n_embd) or empty
+  std::vector<float> attnSinks;          // (n_head) or empty
+  CpuExpertWeights experts;              // mixture of experts (then ffnGate/Up/Down are empty)
 };
 
 struct CpuWeights {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "backend/cuda/cuda_device.h"
 #include "model/memory_plan.h"
@@ -29,12 +30,25 @@ void requireWeightsFit(const gguf::GgufFile& file, const model::ModelConfig& con
                        plan.message);
 }
 
+// The steps of the layer the CUDA kernels do not have yet; such a model is refused at load with
+// the reason rather than run wrongly.
+void requireCudaSupport(const model::ModelConfig& c) {
+  std::string missing;
+  if (c.mixtureOfExperts()) missing += ", a mixture-of-experts feed-forward";
+  if (c.attentionSinks) missing += ", attention sinks";
+  if (c.ffnActivation == model::FfnActivation::SwigluOai) missing += ", the clamped SwiGLU";
+  if (!missing.empty())
+    throw ember::Error("cuda backend: " + c.architectureName + " needs" + missing.substr(1) +
+                       ", which the CUDA kernels do not implement yet; use the CPU backend");
+}
+
 }  // namespace
 
 CudaBackend::CudaBackend(const gguf::GgufFile& file, const model::ModelConfig& config,
                          const CudaBackendOptions& options)
     : config_(config),
       graphs_(options.cudaGraphs, "CUDA graphs were switched off (EMBER_CUDA_GRAPHS=0)") {
+  requireCudaSupport(config_);
   device_ = selectDevice(options.device);
   deviceName_ = deviceName(device_);
   site_ = {"load", -1};
