@@ -36,7 +36,7 @@ AppController::AppController(const Options& options, QObject* parent)
           Qt::QueuedConnection);
   connect(this, &AppController::abortInWorker, worker, &InferenceWorker::abort,
           Qt::QueuedConnection);
-  connect(this, &AppController::loadInWorker, worker, &InferenceWorker::loadModel,
+  connect(this, &AppController::loadInWorker, worker, &InferenceWorker::loadModelWith,
           Qt::QueuedConnection);
   connect(worker, &InferenceWorker::pieceReady, this, &AppController::onPiece,
           Qt::QueuedConnection);
@@ -57,6 +57,10 @@ AppController::AppController(const Options& options, QObject* parent)
           Qt::QueuedConnection);
   connect(worker, &InferenceWorker::loaded, this, &AppController::onLoaded, Qt::QueuedConnection);
   connect(worker, &InferenceWorker::loadFailed, this, &AppController::onLoadFailed,
+          Qt::QueuedConnection);
+  connect(worker, &InferenceWorker::loadFraction, this, &AppController::onLoadFraction,
+          Qt::QueuedConnection);
+  connect(worker, &InferenceWorker::loadCancelled, this, &AppController::onLoadCancelled,
           Qt::QueuedConnection);
   connect(worker, &InferenceWorker::loadProgress, this,
           [](const QString& stage) { log::info(stage); }, Qt::QueuedConnection);
