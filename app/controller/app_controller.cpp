@@ -239,13 +239,7 @@ void AppController::onPiece(const QString& key, const QString& text, double ms) 
     addAnswerText(*it, split.answer);
   }
   messages_.setLive(it->messageId, it->live.text(), it->live.fraction());
-  // At most one checkpoint a second: enough to keep a crash's loss small, cheap for the disk.
-  if (it->sinceCheckpoint.elapsed() >= 1000) {
-    const qint64 id = it->messageId;
-    const QString soFar = it->text;
-    guarded([&] { store_.checkpoint(id, soFar); });
-    it->sinceCheckpoint.restart();
-  }
+  checkpointIfDue(*it, ms);
   emit pieceReceived(it->conversationId, it->messageId, text);
 }
 

@@ -222,6 +222,7 @@ class AppController : public QObject {
   void endReasoning(ActiveRequest& r, double ms);
   void addAnswerText(ActiveRequest& r, const QString& piece);
   void onReasoningPiece(const QString& key, const QString& text, double ms);
+  void checkpointIfDue(ActiveRequest& r, double ms);  // text and reasoning, once a second
   void openStore(const QString& path);
   void reloadConversations();
   void reloadMessages();
