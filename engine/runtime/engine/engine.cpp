@@ -77,12 +77,15 @@ std::unique_ptr<Engine> Engine::load(const EngineOptions& options, LoadControl* 
   d->options = options;
   d->file = gguf::GgufFile::open(options.modelPath);
   const model::ModelConfig config = model::readModelConfig(*d->file);
-  d->tokenizer = Tokenizer::fromGguf(*d->file);
-  d->chat.emplace(chat::resolveChatTemplate(*d->file));
+  // Read ahead before the tokenizer is built (seconds for a 262k vocabulary): the bar moves
+  // from the start, and an unsupported architecture is refused before anything is read.
   if (progress.active()) {
     const uint64_t dataOffset = std::min(d->file->dataOffset(), d->file->fileSize());
     readTensorData(options.modelPath, dataOffset, d->file->fileSize() - dataOffset, progress);
   }
+  d->tokenizer = Tokenizer::fromGguf(*d->file);
+  d->chat.emplace(chat::resolveChatTemplate(*d->file));
+  progress.checkCancelled();
   d->backend = makeBackend(*d->file, options.backend, options.threads, nullptr, options.kernels,
                            progress.prepareProgress());
   progress.checkCancelled();
