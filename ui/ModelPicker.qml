@@ -5,7 +5,8 @@ import QtQuick.Dialogs
 import Ember
 
 // The model in use, a menu of the GGUF files found (with whether each fits in the free memory
-// for the current context, answers at once and compute device), "Open file...",
+// for the current context, answers at once and compute device), the models of the servers in
+// Settings → Connections (marked with their server), "Open file...",
 // a progress bar while loading, and the reader's message when a file cannot be used.
 RowLayout {
     id: picker
@@ -58,6 +59,9 @@ RowLayout {
                 required property bool isOpenFile
                 required property string fitText
                 required property bool fits
+                required property bool isRemote
+                required property string server
+                required property int index
                 width: ListView.view.width
                 enabled: isOpenFile || errorText.length === 0
                 contentItem: Column {
@@ -83,10 +87,12 @@ RowLayout {
                     list.close()
                     if (isOpenFile)
                         fileDialog.open()
+                    else if (isRemote)
+                        AppController.useRemoteModel(index)
                     else
                         AppController.loadModel(path)
                 }
-                Accessible.name: fileName
+                Accessible.name: isRemote ? qsTr("%1 on %2").arg(fileName).arg(server) : fileName
             }
         }
     }

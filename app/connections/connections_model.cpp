@@ -52,6 +52,31 @@ void ConnectionsModel::load() {
   settings_->endArray();
 }
 
+void ConnectionsModel::reload() {
+  std::vector<Connection> before = std::move(connections_);
+  beginResetModel();
+  connections_.clear();
+  settings_->sync();
+  load();
+  for (Connection& c : connections_)
+    for (const Connection& old : before)
+      if (old.id == c.id && !old.testing) {
+        c.reachable = old.reachable, c.status = old.status, c.models = old.models;
+        c.roundTripMs = old.roundTripMs;
+      }
+  endResetModel();
+  emit countChanged();
+}
+
+void ConnectionsModel::loadKey(const QString& id, ConnectionSecrets::LoadDone done) {
+  const int row = rowOf(id);
+  if (row < 0) {
+    done({}, tr("The connection was removed."));
+    return;
+  }
+  secrets_.load(id, connections_[size_t(row)].keyStorage, std::move(done));
+}
+
 void ConnectionsModel::save() {
   settings_->beginWriteArray(QStringLiteral("connections"), int(connections_.size()));
   for (size_t i = 0; i < connections_.size(); ++i) {

@@ -52,6 +52,12 @@ class ConnectionsModel : public QAbstractListModel {
   Q_INVOKABLE void test(int row);
 
   const Connection& at(int row) const { return connections_[size_t(row)]; }
+  int rowOf(const QString& id) const;
+  // Reads the list again from the settings file (another ConnectionsModel may have changed it);
+  // the last test results of connections still listed are kept.
+  void reload();
+  // The connection's key, from wherever it is kept; `done` runs on this thread.
+  void loadKey(const QString& id, ConnectionSecrets::LoadDone done);
 
  signals:
   void countChanged();
@@ -61,7 +67,6 @@ class ConnectionsModel : public QAbstractListModel {
  private:
   void load();
   void save();
-  int rowOf(const QString& id) const;
   void finishTest(const QString& id, bool reachable, const QString& status, const QStringList& models,
                   double roundTripMs);
 

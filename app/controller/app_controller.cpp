@@ -4,6 +4,7 @@
 
 #include <QClipboard>
 #include <QGuiApplication>
+#include <QJsonDocument>
 #include <QPointer>
 
 #include "controller/conversation_settings.h"
@@ -71,6 +72,11 @@ AppController::AppController(const Options& options, QObject* parent)
   connect(this, &AppController::currentConversationChanged, this,
           &AppController::queuedMessageChanged);
   fitQueries_.setMaxThreadCount(1);
+  connections_ = options.connectionsSettingsPath.isEmpty()
+                     ? std::make_unique<ConnectionsModel>()
+                     : std::make_unique<ConnectionsModel>(options.connectionsSettingsPath,
+                                                          options.connectionsKeyDir, false);
+  connectRemoteChat();
   openStore(options.databasePath);
   rescanModels();
 }
@@ -96,6 +102,7 @@ bool AppController::guarded(const std::function<void()>& f) {
 }
 
 QString AppController::composerBlockReason() const {
+  if (remote_) return {};
   if (modelLoading_) return tr("Loading the model…");
   if (!modelLoaded_)
     return modelError_.isEmpty() ? tr("No model loaded: choose one from the model menu.")
@@ -125,7 +132,7 @@ bool AppController::send(const QString& text) {
       const QString title = simple.size() > 48 ? simple.left(47).trimmed() + QChar(0x2026) : simple;
       store_.renameConversation(currentConversation_, title);
     }
-    const qint64 answerId = store_.beginAssistantMessage(userId, modelPath_);
+    const qint64 answerId = store_.beginAssistantMessage(userId, answerModel());
     reloadMessages();
     startAnswer(currentConversation_, answerId, userId);
     touchConversation(currentConversation_);
@@ -155,8 +162,9 @@ bool AppController::startAnswer(qint64 conversationId, qint64 assistantId, qint6
   ActiveRequest active;
   active.messageId = assistantId;
   active.conversationId = conversationId;
-  active.model = modelPath_;
-  active.backend = QString::fromStdString(model_.info.backendName);
+  active.model = remote_ ? remote_->model : modelPath_;
+  active.backend = remote_ ? remoteDeviceLabel(remote_->server, remote_->model)
+                           : QString::fromStdString(model_.info.backendName);
   try {
     request.sampling = samplingFrom(effectiveSettings());
   } catch (const std::exception& e) {
@@ -170,7 +178,10 @@ bool AppController::startAnswer(qint64 conversationId, qint64 assistantId, qint6
   messages_.setLive(assistantId, active.live.text(), active.live.fraction());
   log::info(QStringLiteral("request %1 submitted (conversation %2, %3 messages)")
                 .arg(request.key).arg(conversationId).arg(request.messages.size()));
-  emit submitToWorker(request);
+  if (remote_)
+    remoteChat_.submit(request, *remote_);
+  else
+    emit submitToWorker(request);
   updateGeneratingMark(conversationId);
   emit generatingChanged();
   return true;
@@ -178,7 +189,11 @@ bool AppController::startAnswer(qint64 conversationId, qint64 assistantId, qint6
 
 void AppController::stop() {
   const QString key = activeKeyFor(currentConversation_);
-  if (!key.isEmpty()) emit abortInWorker(key);
+  if (key.isEmpty()) return;
+  if (remoteChat_.running(key))
+    remoteChat_.abort(key);
+  else
+    emit abortInWorker(key);
 }
 
 void AppController::regenerate() {
@@ -187,7 +202,7 @@ void AppController::regenerate() {
   if (!last || last->role != QLatin1String("assistant")) return;
   guarded([&] {
     const auto original = store_.message(last->id);
-    const qint64 answerId = store_.beginRegeneration(last->id, modelPath_);
+    const qint64 answerId = store_.beginRegeneration(last->id, answerModel());
     reloadMessages();
     startAnswer(currentConversation_, answerId, original ? original->parentId : 0);
   });
@@ -197,7 +212,7 @@ void AppController::editMessage(qint64 messageId, const QString& newText) {
   if (generating() || newText.trimmed().isEmpty() || !composerBlockReason().isEmpty()) return;
   guarded([&] {
     const qint64 userId = store_.editMessage(messageId, newText);
-    const qint64 answerId = store_.beginAssistantMessage(userId, modelPath_);
+    const qint64 answerId = store_.beginAssistantMessage(userId, answerModel());
     reloadMessages();
     startAnswer(currentConversation_, answerId, userId);
   });
@@ -264,8 +279,14 @@ void AppController::onFinished(const QString& key, const RequestStats& stats) {
   active_.erase(it);
   if (!r.reasoning.isEmpty())
     guarded([&] { store_.setReasoning(r.messageId, r.reasoning, r.reasoningMs()); });
-  const store::MessageStats saved =
+  store::MessageStats saved =
       toMessageStats(stats, r.tokenTimesMs, r.sampling, r.model, r.backend);
+  // A remote server's own timings, beside the ones measured here (in the stats JSON).
+  if (stats.serverTimings.is_object() && !stats.serverTimings.empty())
+    saved.sampling.insert(QStringLiteral("server_timings"),
+                          QJsonDocument::fromJson(QByteArray::fromStdString(
+                                                      stats.serverTimings.dump()))
+                              .object());
   const bool stopped = stats.finishReason == FinishReason::Cancelled;
   const auto status = stopped ? store::MessageStatus::Stopped : store::MessageStatus::Complete;
   guarded([&] { store_.finishAssistantMessage(r.messageId, r.text, status, saved); });

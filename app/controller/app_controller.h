@@ -22,7 +22,11 @@
 #include <QVariantMap>
 #include <algorithm>
 #include <functional>
+#include <memory>
+#include <optional>
 
+#include "connections/connections_model.h"
+#include "connections/remote_chat.h"
 #include "controller/live_status.h"
 #include "controller/think_splitter.h"
 #include "models/conversation_list_model.h"
@@ -77,6 +81,9 @@ class AppController : public QObject {
     QString databasePath;
     QStringList modelFolders;
     int undoDeleteMs = 8000;  // how long a deleted conversation can be brought back
+    // Settings → Connections' list and key folder; empty: the app's own settings and data folder.
+    QString connectionsSettingsPath;
+    QString connectionsKeyDir;
   };
   explicit AppController(const Options& options, QObject* parent = nullptr);
   ~AppController() override;
@@ -162,6 +169,10 @@ class AppController : public QObject {
   // is loaded again (the engine freed it when the load began) and the notice says so.
   Q_INVOKABLE void cancelModelLoad();
   Q_INVOKABLE void rescanModels();
+  // A remote server's model from the picker's row (app_controller_remote.cpp): new answers go
+  // to it until a local model is loaded again.
+  Q_INVOKABLE void useRemoteModel(int row);
+  bool usingRemoteModel() const { return remote_.has_value(); }
   Q_INVOKABLE QString settingError(const QString& key, const QVariant& value) const;
   Q_INVOKABLE bool setSetting(const QString& key, const QVariant& value);
   Q_INVOKABLE void saveSettingsAsDefaults();
@@ -248,6 +259,11 @@ class AppController : public QObject {
   void refreshModelFit();
   void applyModelFit(quint64 generation, MemoryFitSettings settings);
   void rememberLoadedModelMemory(const LoadedModel& model, const ModelFileInfo& file);
+  // Remote models (app_controller_remote.cpp): the picker's remote rows from the connections'
+  // model lists, and the label a remote answer's stats carry as the device.
+  void refreshRemoteModels();
+  void connectRemoteChat();
+  QString answerModel() const;  // the model a new answer is stored with
   // Runs a store operation; a StoreError becomes the notice and false.
   bool guarded(const std::function<void()>& f);
 
@@ -306,6 +322,9 @@ class AppController : public QObject {
   quint64 loadedModelBytes_ = 0;
   QString loadedModelMemory_;
   quint64 fitGeneration_ = 0;
+  std::unique_ptr<ConnectionsModel> connections_;
+  RemoteChat remoteChat_;
+  std::optional<RemoteTarget> remote_;  // the remote model in use, if any
   QThreadPool fitQueries_;  // last: destroyed (and waited for) first
 };
 

@@ -15,7 +15,8 @@ void AppController::setDraft(const QString& text) {
 }
 
 void AppController::recount() {
-  if (!modelLoaded_) {
+  // A remote model's tokenizer and context are the server's: no local count stands for them.
+  if (!modelLoaded_ || remote_) {
     ++countGeneration_;  // an answer on its way is for a model that is gone
     if (!contextUsage_.isEmpty()) {
       contextUsage_.clear();

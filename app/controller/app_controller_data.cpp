@@ -189,6 +189,7 @@ void AppController::dismissNotice() { setNotice({}); }
 void AppController::rescanModels() {
   models_.scan(modelFolders_);
   refreshModelFit();
+  refreshRemoteModels();
 }
 
 void AppController::loadModelUrl(const QUrl& url) { loadModel(url.toLocalFile()); }
@@ -205,6 +206,7 @@ void AppController::loadModel(const QString& path) {
   modelLoaded_ = false;
   modelError_.clear();
   modelPath_ = path;
+  remote_.reset();  // new answers go to the local model again
   emit modelChanged();
   emit modelLoadProgressChanged();
   const QJsonObject settings = effectiveSettings();
@@ -264,9 +266,13 @@ void AppController::onLoadFailed(const QString& path, const QString& message) {
   refreshModelFit();
 }
 
-QString AppController::modelName() const { return QFileInfo(modelPath_).fileName(); }
+QString AppController::modelName() const {
+  if (remote_) return remote_->model;
+  return QFileInfo(modelPath_).fileName();
+}
 
 QString AppController::modelDetails() const {
+  if (remote_) return remoteDeviceLabel(remote_->server, remote_->model);
   if (!modelLoaded_) return {};
   const ModelInfo& info = model_.info;
   return tr("%1 · context %2 · %3")

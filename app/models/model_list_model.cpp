@@ -3,6 +3,8 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QSet>
+#include <algorithm>
+#include <tuple>
 
 namespace ember::app {
 
@@ -14,15 +16,52 @@ QString modelSummary(const ModelFileInfo& info) {
       .arg(formatBytes(info.fileSize));
 }
 
+QString remoteModelSummary(const RemoteModelEntry& entry) {
+  QString line = QObject::tr("remote · %1 · %2").arg(entry.server, entry.baseUrl);
+  if (entry.contextLength > 0) line += QStringLiteral(" · ctx %1").arg(entry.contextLength);
+  return line;
+}
+
 int ModelListModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(files_.size()) + 1;
+  return parent.isValid() ? 0 : static_cast<int>(files_.size() + remote_.size()) + 1;
+}
+
+const RemoteModelEntry* ModelListModel::remoteAt(int row) const {
+  const int at = row - static_cast<int>(files_.size());
+  return at >= 0 && at < remote_.size() ? &remote_[at] : nullptr;
+}
+
+void ModelListModel::setRemoteModels(QList<RemoteModelEntry> models) {
+  std::sort(models.begin(), models.end(), [](const RemoteModelEntry& a, const RemoteModelEntry& b) {
+    return std::tie(a.server, a.model) < std::tie(b.server, b.model);
+  });
+  beginResetModel();
+  remote_ = std::move(models);
+  endResetModel();
+  emit countChanged();
 }
 
 QVariant ModelListModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
     return {};
-  const bool openFile = index.row() == files_.size();
+  const bool openFile = index.row() == files_.size() + remote_.size();
   if (role == IsOpenFileRole) return openFile;
+  if (const RemoteModelEntry* r = remoteAt(index.row())) {
+    switch (role) {
+      case IsRemoteRole: return true;
+      case ServerRole: return r->server;
+      case Qt::DisplayRole:
+      case FileNameRole: return r->model;
+      case SummaryRole: return remoteModelSummary(*r);
+      case FitsRole: return true;
+      case PathRole:
+      case ErrorRole:
+      case FitRole: return QString();
+      default: return {};
+    }
+  }
+  if (role == IsRemoteRole) return false;
+  if (role == ServerRole) return QString();
   if (openFile) {
     if (role == Qt::DisplayRole || role == FileNameRole) return tr("Open file...");
     if (role == FitsRole) return true;
@@ -49,7 +88,7 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
 QHash<int, QByteArray> ModelListModel::roleNames() const {
   return {{PathRole, "path"}, {FileNameRole, "fileName"}, {SummaryRole, "summary"},
           {ErrorRole, "errorText"}, {IsOpenFileRole, "isOpenFile"}, {FitRole, "fitText"},
-          {FitsRole, "fits"}};
+          {FitsRole, "fits"}, {IsRemoteRole, "isRemote"}, {ServerRole, "server"}};
 }
 
 void ModelListModel::scan(const QStringList& folders) {
@@ -84,6 +123,7 @@ void ModelListModel::setFitSettings(const MemoryFitSettings& settings) {
 int ModelListModel::addFile(const ModelFileInfo& file) {
   for (int i = 0; i < files_.size(); ++i)
     if (files_[i].path == file.path) return i;
+  // Inserted after the other files, before the remote models.
   const int at = static_cast<int>(files_.size());
   beginInsertRows({}, at, at);
   files_.append(file);

@@ -42,24 +42,34 @@ std::vector<uint64_t> conversationPrefixKeys(const nlohmann::ordered_json& messa
 }
 
 std::optional<size_t> ConversationAffinity::lookup(const nlohmann::ordered_json& messages) {
-  if (!messages.is_array()) return std::nullopt;
+  if (!messages.is_array() || messages.empty()) return std::nullopt;
   const auto keys = conversationPrefixKeys(messages);
-  for (size_t i = keys.size(); i-- > 0;) {
-    if (!isAssistant(messages[i])) continue;
-    auto it = entries_.find(keys[i]);
-    if (it == entries_.end()) continue;
+  auto find = [&](uint64_t key) -> std::optional<size_t> {
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return std::nullopt;
     touch(it->second);
     return it->second.upstream;
+  };
+  // Longest first: the whole request (the same turn asked again), then before each assistant
+  // message the answered prefix and the question it answered.
+  if (auto hit = find(keys.back())) return hit;
+  for (size_t i = keys.size(); i-- > 1;) {
+    if (!isAssistant(messages[i])) continue;
+    if (auto hit = find(keys[i])) return hit;
+    if (auto hit = find(keys[i - 1])) return hit;
   }
   return std::nullopt;
 }
 
 void ConversationAffinity::record(const nlohmann::ordered_json& messages,
                                   const std::string& answer, size_t upstream) {
-  if (!messages.is_array() || capacity_ == 0) return;
+  if (!messages.is_array() || messages.empty() || capacity_ == 0) return;
   const auto keys = conversationPrefixKeys(messages);
-  const uint64_t key =
-      addMessage(keys.empty() ? kFnvOffset : keys.back(), {{"role", "assistant"}, {"content", answer}});
+  insert(keys.back(), upstream);
+  insert(addMessage(keys.back(), {{"role", "assistant"}, {"content", answer}}), upstream);
+}
+
+void ConversationAffinity::insert(uint64_t key, size_t upstream) {
   if (auto it = entries_.find(key); it != entries_.end()) {
     it->second.upstream = upstream;
     touch(it->second);

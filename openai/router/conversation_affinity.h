@@ -1,8 +1,10 @@
 #pragma once
 // Which upstream served a conversation so far. A conversation is known by the prefix of its
-// messages: after a turn [m1 .. mk] is answered with `a`, the key of [m1 .. mk, a] maps to the
-// upstream that answered, so the next turn [m1 .. mk, a, m(k+2)] finds it by its longest known
-// prefix that ends in an assistant message. Only prefixes holding an answer are recorded, so that
+// messages: after a turn [m1 .. mk] is answered with `a`, the keys of [m1 .. mk] and of
+// [m1 .. mk, a] map to the upstream that answered, so the next turn [m1 .. mk, a, m(k+2)] finds
+// it by its longest known prefix, and so does a next turn whose client sent the answer back
+// edited, shortened or without its reasoning ([m1 .. mk, a', ...]: the upstream still caches
+// [m1 .. mk]). Only whole requests and their answers are recorded, never a prefix alone, so that
 // a system prompt shared by every chat does not pull them all to one upstream. The messages stand
 // for the rendered prompt: the same messages render to the same prefix on every upstream of one
 // model, which is what the upstream's prefix cache keys on. Bounded (least recently used out).
@@ -34,6 +36,7 @@ class ConversationAffinity {
     std::list<uint64_t>::iterator age;
   };
   void touch(Entry& entry);
+  void insert(uint64_t key, size_t upstream);
 
   size_t capacity_;
   std::unordered_map<uint64_t, Entry> entries_;

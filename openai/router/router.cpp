@@ -297,7 +297,14 @@ GeneratorStatus Router::status() const {
                    (u.counters.lastError.empty() ? "" : ": " + u.counters.lastError);
     }
   }
-  s.state = anyHealthy ? GeneratorStatus::State::Ready : GeneratorStatus::State::Failed;
+  // None healthy: Loading while one of them is loading its model (ember-serve's local engine at
+  // start), else Failed.
+  bool anyLoading = false;
+  for (const auto& u : state_->upstreams)
+    anyLoading = anyLoading || u.counters.lastError.rfind("loading", 0) == 0;
+  s.state = anyHealthy   ? GeneratorStatus::State::Ready
+            : anyLoading ? GeneratorStatus::State::Loading
+                         : GeneratorStatus::State::Failed;
   return s;
 }
 

@@ -203,8 +203,9 @@ void ApiServer::Impl::installRoutes() {
   }));
   http.Get("/metrics", guarded("metrics", [this](const httplib::Request&, httplib::Response& res,
                                                 RequestContext&) {
-    res.set_content(metrics.render(generator.status(), inFlight.load()),
-                    "text/plain; version=0.0.4");
+    std::string text = metrics.render(generator.status(), inFlight.load());
+    if (options.extraMetrics) text += options.extraMetrics();
+    res.set_content(text, "text/plain; version=0.0.4");
   }));
   http.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
     handleGeneration(req, res, Endpoint::ChatCompletions);

@@ -5,6 +5,7 @@
 // bounded queue answering 429), with a usage meter, metrics and one log line per request.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,8 @@ struct ServerOptions {
   std::string usageDatabase;     // empty: no usage meter
   std::string logFile;           // empty: the request log goes to stderr
   bool logPrompts = false;       // the request log never holds prompt text unless this is set
+  // More Prometheus text appended to /metrics (ember-serve's per-upstream series); null: none.
+  std::function<std::string()> extraMetrics;
 };
 
 class ApiServer {

@@ -133,7 +133,9 @@ void writeTurnsJson(const std::string& path, const std::string& modelPath,
   j["model"] = modelPath;
   j["turns"] = nlohmann::ordered_json::array();
   for (size_t t = 0; t < replay.prompts.size(); ++t)
-    j["turns"].push_back({{"turn", t + 1}, {"tokens", replay.prompts[t]}});
+    j["turns"].push_back({{"turn", t + 1},
+                          {"tokens", replay.prompts[t]},
+                          {"messages", turnMessages(replay.chat, static_cast<int>(t))}});
   std::ofstream out(path);
   out << j.dump() << "\n";
   if (!out) throw Error("cannot write the turns to '" + path + "'");

@@ -7,7 +7,7 @@
 // a 512-token prompt (with TTFT and inter-token latency); bw: streaming read bandwidth (GB/s)
 // for the roofline; tokens: prints the synthetic prompt ids (so a peer can use the same ones).
 // ttft-turns: TTFT per turn of a replayed 8-turn chat, prefix cache on / off / ideal
-// (--dump-turns writes the turns' prompt ids for a peer); batch: aggregate decode tokens/s and
+// (--dump-turns writes the turns' messages and prompt ids for a peer); batch: aggregate decode tokens/s and
 // ITL with C chats at once.
 #include <algorithm>
 #include <cstdio>

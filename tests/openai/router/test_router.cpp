@@ -276,27 +276,39 @@ class TestRouter : public QObject {
   }
 
   void affinityKeys() {
-    ConversationAffinity affinity(2);
+    // Hand-worked: record() keeps the request's key and the key of request + answer.
+    ConversationAffinity affinity(4);
     const auto turn1 = nlohmann::ordered_json::parse(R"([{"role":"user","content":"hi"}])");
     QVERIFY(!affinity.lookup(turn1));
     affinity.record(turn1, "hello", 1);
+    QCOMPARE(affinity.size(), size_t(2));
+    QCOMPARE(affinity.lookup(turn1).value(), size_t(1));  // the same turn asked again
     auto turn2 = turn1;
     turn2.push_back({{"role", "assistant"}, {"content", "hello"}});
     turn2.push_back({{"role", "user"}, {"content", "more"}});
     QCOMPARE(affinity.lookup(turn2).value(), size_t(1));
-    auto other = turn1;  // a different answer is a different conversation
-    other.push_back({{"role", "assistant"}, {"content", "hey"}});
-    other.push_back({{"role", "user"}, {"content", "more"}});
-    QVERIFY(!affinity.lookup(other));
-    affinity.record(other, "x", 0);
-    auto otherNext = other;
-    otherNext.push_back({{"role", "assistant"}, {"content", "x"}});
-    otherNext.push_back({{"role", "user"}, {"content", "again"}});
-    QCOMPARE(affinity.lookup(otherNext).value(), size_t(0));
-    affinity.record(turn2, "y", 0);  // capacity 2: the least recently used (turn 1's) goes
-    QCOMPARE(affinity.size(), size_t(2));
-    QVERIFY(!affinity.lookup(turn2));
-    QCOMPARE(affinity.lookup(otherNext).value(), size_t(0));
+    // The answer sent back edited: still the upstream that caches the question.
+    auto edited = turn1;
+    edited.push_back({{"role", "assistant"}, {"content", "hey"}});
+    edited.push_back({{"role", "user"}, {"content", "more"}});
+    QCOMPARE(affinity.lookup(edited).value(), size_t(1));
+    // Another chat, and a prefix alone (a shared system prompt) never maps anywhere.
+    const auto sys = nlohmann::ordered_json::parse(
+        R"([{"role":"system","content":"be brief"},{"role":"user","content":"a"}])");
+    affinity.record(sys, "x", 0);
+    auto sysOther = nlohmann::ordered_json::parse(
+        R"([{"role":"system","content":"be brief"},{"role":"user","content":"b"}])");
+    QVERIFY(!affinity.lookup(sysOther));
+    auto sysNext = sys;
+    sysNext.push_back({{"role", "assistant"}, {"content", "x"}});
+    sysNext.push_back({{"role", "user"}, {"content", "again"}});
+    QCOMPARE(affinity.lookup(sysNext).value(), size_t(0));
+    // Capacity 4: turn 2's two keys push out turn 1's (the least recently used).
+    affinity.record(turn2, "y", 0);
+    QCOMPARE(affinity.size(), size_t(4));
+    QVERIFY(!affinity.lookup(edited));
+    QCOMPARE(affinity.lookup(turn2).value(), size_t(0));
+    QCOMPARE(affinity.lookup(sysNext).value(), size_t(0));
   }
 };
 
