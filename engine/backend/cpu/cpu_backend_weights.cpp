@@ -90,7 +90,8 @@ CpuWeights loadCpuWeights(const model::ModelWeights& weights) {
 
 namespace ember::cpu {
 
-void repackCpuWeights(CpuWeights& w, ThreadPool& pool, bool kQuants, bool releaseFilePages) {
+void repackCpuWeights(CpuWeights& w, ThreadPool& pool, bool kQuants, bool releaseFilePages,
+                      const PrepareProgress& progress) {
   auto repack = [&](WeightMatrix& m) {
     if (m.data == nullptr || m.repacked != nullptr || !isRepackable(m.type)) return;
     const bool kQuant = m.type == gguf::GgmlType::Q4_K || m.type == gguf::GgmlType::Q5_K ||
@@ -105,10 +106,18 @@ void repackCpuWeights(CpuWeights& w, ThreadPool& pool, bool kQuants, bool releas
     if (m.data != w.tokenEmbedding.data) w.replacedBytes += m.rowBytes * size_t(m.rows);
     w.repacked.push_back(std::move(r));
   };
+  std::vector<WeightMatrix*> matrices;
   for (CpuLayerWeights& l : w.layers)
     for (WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffnGate, &l.ffnUp, &l.ffnDown})
-      repack(*m);
-  repack(w.output);
+      matrices.push_back(m);
+  matrices.push_back(&w.output);
+  uint64_t total = 0, done = 0;
+  for (const WeightMatrix* m : matrices) total += m->rowBytes * uint64_t(m->rows);
+  for (WeightMatrix* m : matrices) {
+    repack(*m);
+    done += m->rowBytes * uint64_t(m->rows);
+    if (progress) progress(done, total);  // between matrices: may throw to cancel the load
+  }
 }
 
 }  // namespace ember::cpu

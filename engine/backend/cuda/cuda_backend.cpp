@@ -57,7 +57,7 @@ CudaBackend::CudaBackend(const gguf::GgufFile& file, const model::ModelConfig& c
     bindDevice();
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     checkCublas(cublasCreate(&cublas_), site_, "cublasCreate");
-    weights_ = uploadWeights(model::bindModelWeights(file, config_));
+    weights_ = uploadWeights(model::bindModelWeights(file, config_), options.progress);
     ws_.init(config_, weights_.largestMatrixElements, weights_.largestCols, site_);
     // The stream first: cublasSetStream resets the workspace to cuBLAS's own pool. A workspace
     // of our own means cuBLAS allocates nothing while a CUDA graph is being captured.

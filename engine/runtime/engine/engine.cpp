@@ -15,6 +15,7 @@
 #include "gguf/gguf_file.h"
 #include "model/model_config.h"
 #include "runtime/engine/host_kv_spill.h"
+#include "runtime/engine/load_reporter.h"
 #include "runtime/engine/memory_check.h"
 #include "runtime/engine/model_runner.h"
 #include "runtime/engine/prompt_builder.h"
@@ -83,14 +84,27 @@ Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Engine::~Engine() = default;
 
 std::unique_ptr<Engine> Engine::load(const EngineOptions& options) {
+  return load(options, nullptr);
+}
+
+std::unique_ptr<Engine> Engine::load(const EngineOptions& options, LoadControl* control) {
+  LoadReporter progress(control);
   auto d = std::make_unique<Impl>();
   d->options = options;
   d->file = gguf::GgufFile::open(options.modelPath);
   const model::ModelConfig config = model::readModelConfig(*d->file);
+  // Read ahead before the tokenizer is built (seconds for a 262k vocabulary): the bar moves
+  // from the start, and an unsupported architecture is refused before anything is read.
+  if (progress.active()) {
+    const uint64_t dataOffset = std::min(d->file->dataOffset(), d->file->fileSize());
+    readTensorData(options.modelPath, dataOffset, d->file->fileSize() - dataOffset, progress);
+  }
   d->tokenizer = Tokenizer::fromGguf(*d->file);
   d->chat.emplace(chat::resolveChatTemplate(*d->file));
-  d->backend =
-      makeBackend(*d->file, options.backend, options.threads, nullptr, options.kernels);
+  progress.checkCancelled();
+  d->backend = makeBackend(*d->file, options.backend, options.threads, nullptr, options.kernels,
+                           progress.prepareProgress());
+  progress.checkCancelled();
 
   int32_t context = options.contextLength;
   if (context < 0) throw Error("context length must be positive");
@@ -141,6 +155,7 @@ std::unique_ptr<Engine> Engine::load(const EngineOptions& options) {
   d->info.backendName = d->backend->name();
   d->info.chatTemplateName = d->chat->name;
   d->info.chatTemplateWarning = d->chat->warning;
+  progress.done();
   return std::unique_ptr<Engine>(new Engine(std::move(d)));
 }
 
