@@ -1,5 +1,5 @@
 // Element-wise kernels of the forward pass. References: engine/backend/cpu/ops/activations.cpp
-// (siluGluRow, geluTanh, softcap). SiLU is g / (1 + e^-g) with CUDA's expf (the CPU uses a
+// (siluGluRow, geluTanh, softcap) and the CPU layer's scale (x *= factor, in float). SiLU is g / (1 + e^-g) with CUDA's expf (the CPU uses a
 // polynomial exp: an ulp or two apart). GELU is the tanh approximation computed directly in
 // fp32 with ops::geluTanh's formula; the CPU backend instead looks gelu(fp16(g)) up in an fp16
 // table (as llama.cpp does), so the two differ by up to about 1e-3 * |g| (fp16 rounding of the
@@ -50,6 +50,12 @@ __global__ void addInPlaceKernel(float* y, const float* x, int64_t count) {
     y[i] += x[i];
 }
 
+__global__ void scaleKernel(float* __restrict__ x, int64_t count, float factor) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += int64_t(gridDim.x) * blockDim.x)
+    x[i] = __fmul_rn(x[i], factor);
+}
+
 __global__ void softcapKernel(float* __restrict__ x, int64_t count, float cap) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
@@ -90,6 +96,14 @@ cudaError_t addInPlace(float* y, const float* x, int64_t count, cudaStream_t str
   if (count == 0) return cudaSuccess;
   if (!y || !x) return cudaErrorInvalidValue;
   addInPlaceKernel<<<blocksFor(count), kThreads, 0, stream>>>(y, x, count);
+  return cudaGetLastError();
+}
+
+cudaError_t scaleInPlace(float* x, int64_t count, float factor, cudaStream_t stream) {
+  if (count < 0) return cudaErrorInvalidValue;
+  if (count == 0) return cudaSuccess;
+  if (!x) return cudaErrorInvalidValue;
+  scaleKernel<<<blocksFor(count), kThreads, 0, stream>>>(x, count, factor);
   return cudaGetLastError();
 }
 

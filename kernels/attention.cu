@@ -55,7 +55,8 @@ size_t bytesPerSplit(int32_t tokens, const AttentionShape& shape) {
 bool validShape(const AttentionShape& s) {
   return s.heads > 0 && s.kvHeads > 0 && s.heads % s.kvHeads == 0 && s.headDim > 0 &&
          s.headDim % 2 == 0 && s.headDim <= detail::kMaxHeadDim && s.valueDim > 0 &&
-         s.valueDim <= detail::kMaxHeadDim && s.blockSize > 0 && s.slidingWindow >= 0;
+         s.valueDim <= detail::kMaxHeadDim && s.blockSize > 0 && s.slidingWindow >= 0 &&
+         s.softcap >= 0.f;
 }
 
 // out (token, head) = sum over splits of acc_s e^(max_s - M) / sum over splits of
@@ -127,6 +128,8 @@ cudaError_t pagedAttention(const float* q, const __half* keyCache, const __half*
   p.blockSize = shape.blockSize;
   p.slidingWindow = shape.slidingWindow;
   p.scale = shape.scale;
+  p.softcap = shape.softcap;
+  p.capScale = shape.capScale;
   p.out = out;
   // Prompt tiles only when a CTA can hold two tokens' rows and some sequence has several
   // tokens in the step; otherwise every token is its own tile (decode kernel).

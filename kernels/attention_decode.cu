@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(kThreads) decodeAttentionKernel(AttentionParam
       rowBase[c] = chunkStart + c <= end ? cacheRow(p, table, kvHead, chunkStart + c) : -1;
     __syncthreads();
 
-    // scores (group, kChunk) = scale * q . k, -inf where masked.
+    // scores (group, kChunk) = attentionScore(q . k), -inf where masked.
     for (int c = warp; c < kChunk; c += kWarps) {
       const int64_t row = rowBase[c];
       if (row < 0) {
@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(kThreads) decodeAttentionKernel(AttentionParam
           if (d < p.headDim) dot += qh[d] * k[j].x + qh[d + 1] * k[j].y;
         }
         dot = warpSum(dot);
-        if (lane == 0) scores[h * kChunk + c] = dot * p.scale;
+        if (lane == 0) scores[h * kChunk + c] = attentionScore(p, dot);
       }
     }
     __syncthreads();

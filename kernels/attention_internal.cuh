@@ -34,6 +34,8 @@ struct AttentionParams {
   int32_t heads = 0, kvHeads = 0, group = 0, headDim = 0, valueDim = 0, blockSize = 0;
   int32_t slidingWindow = 0;
   float scale = 1.f;
+  float softcap = 0.f;   // > 0: the score is softcap * tanh(scale q.k / softcap) * capScale
+  float capScale = 1.f;
   int32_t tileTokens = 1;   // longest tile; 1: every token is its own tile (decode kernel only)
   int32_t splits = 1;
   int32_t splitLength = 0;  // positions per split (the last split runs to the end)
@@ -84,6 +86,14 @@ __device__ __forceinline__ int64_t cacheRow(const AttentionParams& p, const int3
 // The query rounded to fp16 precision, as the CPU backend (and llama.cpp) take q.k.
 __device__ __forceinline__ float roundToHalf(float x) {
   return __half2float(__float2half_rn(x));
+}
+
+// The score of one q.k product: scaled, and soft-capped where the model caps (as the CPU's
+// attendHeads: tanh of the score times 1/cap, times cap, times the score scale, each in float).
+__device__ __forceinline__ float attentionScore(const AttentionParams& p, float dot) {
+  const float s = dot * p.scale;
+  if (p.softcap <= 0.f) return s;
+  return __fmul_rn(__fmul_rn(tanhf(__fmul_rn(s, 1.f / p.softcap)), p.softcap), p.capScale);
 }
 
 // Writes one query row's result: normalised into out (one split) or as a partial.

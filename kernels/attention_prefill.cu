@@ -119,7 +119,7 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(AttentionPara
       rescale[i] = 1.f;
       if (!rowValid[i]) continue;  // warp-uniform
       const bool visible = inCache && position <= rowLast[i] && position >= rowFirst[i];
-      const float score = visible ? dot[i] * p.scale : -INFINITY;
+      const float score = visible ? attentionScore(p, dot[i]) : -INFINITY;
       const float newMax = fmaxf(runMax[i], warpMax(score));
       float w = 0.f;
       if (newMax != -INFINITY) {

@@ -40,6 +40,9 @@ struct ForwardOutput {
 struct KvCacheShape {
   int32_t blockSize = 16;  // tokens per block
   int32_t blockCount = 0;  // blocks in the pool
+  // Positions one sequence may reach (the engine's context length; 0: not said). LongRoPE models
+  // take their long RoPE factors when it exceeds the original context, as llama.cpp does.
+  int32_t contextLength = 0;
 };
 
 struct BackendMemoryInfo {

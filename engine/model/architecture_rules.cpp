@@ -60,6 +60,7 @@ float globalRopeScale(const ModelConfig& c) { return c.layers.empty() ? 1.0f : c
 void applyLlama(ModelConfig& c) {
   c.ropeStyle = RopeStyle::Normal;
   c.ffnActivation = FfnActivation::SiluGlu;
+  c.ffnBiases = true;  // optional (llama.cpp's models/llama.cpp, mistral3.cpp, granite.cpp)
 }
 
 // Mistral 3 family files (llama.cpp: models/mistral3.cpp): llama's block, usually with YaRN
@@ -183,6 +184,7 @@ void applyPhi3(ModelConfig& c) {
 // has no RoPE (NoPE).
 void applySmolLM3(ModelConfig& c) {
   applyLlama(c);
+  c.ffnBiases = false;  // llama.cpp's smollm3 loads none
   for (int32_t il = 0; il < c.layerCount; ++il)
     if ((il + 1) % 4 == 0) c.layers[size_t(il)].rope = false;
 }

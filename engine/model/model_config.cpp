@@ -59,11 +59,15 @@ float readRopeScaling(ModelConfig& c, const MetadataKeys& keys) {
     keys.fail("metadata key '" + keys.key("rope.scaling.factor") + "' must be positive");
   const float freqScale = !factor || *factor == 0.0f ? 1.0f : 1.0f / *factor;
   if (type == "longrope") {
-    // Ember picks the short factors, which llama.cpp uses while the context fits the original
-    // one, and so caps the context there (the long factors are not supported).
+    // The short factors while a sequence's context fits the original one, the long factors past
+    // it (the backend chooses when it learns the context, in allocateKvCache). A file with only
+    // the short ones is capped at the original context rather than run with the wrong factors.
     if (keys.file().findTensor("rope_factors_short.weight")) {
       c.ropeFactorsTensor = "rope_factors_short.weight";
-      c.contextLength = std::min(c.contextLength, c.ropeOriginalContext);
+      if (keys.file().findTensor("rope_factors_long.weight"))
+        c.ropeLongFactorsTensor = "rope_factors_long.weight";
+      else
+        c.contextLength = std::min(c.contextLength, c.ropeOriginalContext);
     }
   }
   if (type == "yarn") {
@@ -199,6 +203,8 @@ std::string ModelConfig::describe() const {
   if (ropeExtFactor != 0.0f) s << " yarn (original context " << ropeOriginalContext << ")";
   if (ropeAttnFactor != 1.0f) s << " attn factor " << ropeAttnFactor;
   if (ropeFactorsTensor == "rope_factors_short.weight") s << " longrope short factors";
+  if (!ropeLongFactorsTensor.empty())
+    s << " (long factors past " << ropeOriginalContext << " positions)";
   if (firstLocal)
     s << ", sliding window " << slidingWindow << " on " << local << " of " << layerCount
       << " layers (rope base " << firstLocal->ropeFreqBase << ")";
@@ -214,6 +220,16 @@ std::string ModelConfig::describe() const {
   if (residualScale != 1.0f) s << ", residual scale " << residualScale;
   if (logitScale != 1.0f) s << ", logit scale " << logitScale;
   return s.str();
+}
+
+void yarnCorrectionDims(int32_t dims, int32_t originalContext, float freqBase, float betaFast,
+                        float betaSlow, float out[2]) {
+  const auto dim = [&](float rotations) {
+    return float(dims) * std::log(float(originalContext) / (rotations * 2 * float(M_PI))) /
+           (2 * std::log(freqBase));
+  };
+  out[0] = std::max(0.0f, std::floor(dim(betaFast)));
+  out[1] = std::min(float(dims - 1), std::ceil(dim(betaSlow)));
 }
 
 }  // namespace ember::model

@@ -81,6 +81,9 @@ struct ModelConfig {
   // The tensor of per-frequency divisors: rope_freqs.weight (Llama 3.1), or LongRoPE's
   // rope_factors_short.weight (phi3); empty for none.
   std::string ropeFactorsTensor;
+  // LongRoPE's rope_factors_long.weight (empty: none): used instead of ropeFactorsTensor when a
+  // sequence's context exceeds ropeOriginalContext (llama.cpp's get_rope_factors).
+  std::string ropeLongFactorsTensor;
   int32_t ropeDims = 0;  // <arch>.rope.dimension_count (default: headDim); dims past it are kept
   bool ropeFreqFactors = false;  // ropeFactorsTensor divides each frequency
   std::vector<LayerAttention> layers;  // (layerCount)
@@ -96,6 +99,9 @@ struct ModelConfig {
   float residualScale = 1.0f;      // multiplies each block's output before the residual (granite)
   float logitScale = 1.0f;         // multiplies the logits (granite: 1 / logit_scale)
   bool attentionBias = false;      // q/k/v projections must have biases (qwen2; optional elsewhere)
+  // ffn_gate/ffn_up/ffn_down biases are bound when the file has them (llama, mistral3, granite, as
+  // llama.cpp loads them); elsewhere a file that has one is refused, as llama.cpp refuses it.
+  bool ffnBiases = false;
   bool qkNorm = false;             // RMSNorm over q and k before RoPE (qwen3, gemma3, olmo2)
   QkNormScope qkNormScope = QkNormScope::None;
   bool preNorms = true;    // RMSNorm before the attention and the FFN (all but olmo2)
@@ -112,6 +118,12 @@ struct ModelConfig {
   // One line: architecture, layers, dims, heads, context length.
   std::string describe() const;
 };
+
+// YaRN's correction dims for `dims` rotated dims (ggml_rope_yarn_corr_dims): the dims whose
+// wavelengths turn betaFast and betaSlow times within originalContext positions. Every backend's
+// YaRN ramp runs between them.
+void yarnCorrectionDims(int32_t dims, int32_t originalContext, float freqBase, float betaFast,
+                        float betaSlow, float out[2]);
 
 // Reads and validates the configuration; throws ModelConfigError naming the file and the
 // missing or bad key (or tensor, for the vocabulary size).

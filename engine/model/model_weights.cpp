@@ -81,6 +81,8 @@ ModelWeights bindModelWeights(const gguf::GgufFile& file, const ModelConfig& c) 
   w.tiedOutput = w.output == nullptr;
   if (w.tiedOutput) w.output = w.tokenEmbedding;
   if (c.ropeFreqFactors) w.ropeFreqs = b.bind(c.ropeFactorsTensor, {uint64_t(c.ropeDims / 2)});
+  if (!c.ropeLongFactorsTensor.empty())
+    w.ropeFreqsLong = b.bind(c.ropeLongFactorsTensor, {uint64_t(c.ropeDims / 2)});
 
   w.layers.resize(size_t(c.layerCount));
   for (int32_t il = 0; il < c.layerCount; ++il) {
@@ -111,10 +113,17 @@ ModelWeights bindModelWeights(const gguf::GgufFile& file, const ModelConfig& c) 
       l.postAttnNorm = b.bind(p + "post_attention_norm.weight", {embd});
       l.postFfnNorm = b.bind(p + "post_ffw_norm.weight", {embd});
     }
-    for (const char* bias : {"ffn_gate.bias", "ffn_up.bias", "ffn_down.bias"})
-      if (file.findTensor(p + bias))
-        throw ModelConfigError(file.path() + ": tensor '" + p + bias +
-                               "' (a feed-forward bias) is not supported");
+    if (c.ffnBiases) {
+      l.ffnGateBias = b.bind(p + "ffn_gate.bias", {ff}, /*required=*/false);
+      l.ffnUpBias = b.bind(p + "ffn_up.bias", {ff}, /*required=*/false);
+      l.ffnDownBias = b.bind(p + "ffn_down.bias", {embd}, /*required=*/false);
+    } else {
+      for (const char* bias : {"ffn_gate.bias", "ffn_up.bias", "ffn_down.bias"})
+        if (file.findTensor(p + bias))
+          throw ModelConfigError(file.path() + ": tensor '" + p + bias +
+                                 "' (a feed-forward bias) is not supported for " +
+                                 c.architectureName + " (llama.cpp does not load one either)");
+    }
   }
   return w;
 }

@@ -38,6 +38,9 @@ struct LayerWeights {
   MatrixRows ffnGate;                              // [n_embd, n_ff]
   MatrixRows ffnUp;                                // [n_embd, n_ff]
   const gguf::TensorInfo* ffnDown = nullptr;       // [n_ff, n_embd]
+  const gguf::TensorInfo* ffnGateBias = nullptr;   // [n_ff]    (llama, mistral3, granite; optional)
+  const gguf::TensorInfo* ffnUpBias = nullptr;     // [n_ff]    (as ffnGateBias)
+  const gguf::TensorInfo* ffnDownBias = nullptr;   // [n_embd]  (as ffnGateBias)
   const gguf::TensorInfo* postFfnNorm = nullptr;   // [n_embd]                (gemma2/3, olmo2)
 };
 
@@ -48,6 +51,8 @@ struct ModelWeights {
   const gguf::TensorInfo* output = nullptr;
   bool tiedOutput = false;
   const gguf::TensorInfo* ropeFreqs = nullptr;  // [rope_dims / 2] (Llama 3.1), or null
+  // [rope_dims / 2] LongRoPE's long factors (ModelConfig::ropeLongFactorsTensor), or null
+  const gguf::TensorInfo* ropeFreqsLong = nullptr;
   std::vector<LayerWeights> layers;             // (n_layer)
 };
 

@@ -166,6 +166,11 @@ void addTensors(Plan& plan, const std::string& arch, const std::string& preset, 
       t.push_back({p + "ffn_up.weight", {embd, ff}});
     }
     t.push_back({p + "ffn_down.weight", {ff, embd}});
+    if (preset == "tiny-ffn-bias") {
+      t.push_back({p + "ffn_gate.bias", {ff}, Fill::Bias});
+      t.push_back({p + "ffn_up.bias", {ff}, Fill::Bias});
+      t.push_back({p + "ffn_down.bias", {embd}, Fill::Bias});
+    }
     if (postNorms) t.push_back({p + "post_ffw_norm.weight", {embd}, Fill::Norm});
   }
 }
@@ -195,9 +200,10 @@ std::vector<std::string> tinyModelArchitectures() {
 }
 
 void writeTinyModel(const TinyModelSpec& spec, const std::filesystem::path& path) {
-  if (spec.preset != "tiny" && spec.preset != "tiny-yarn" && spec.preset != "tiny-longrope")
+  if (spec.preset != "tiny" && spec.preset != "tiny-yarn" && spec.preset != "tiny-longrope" &&
+      spec.preset != "tiny-ffn-bias")
     throw Error("tiny model: unknown preset '" + spec.preset +
-                "' (known: tiny, tiny-yarn, tiny-longrope)");
+                "' (known: tiny, tiny-yarn, tiny-longrope, tiny-ffn-bias)");
   const std::vector<std::string> known = tinyModelArchitectures();
   if (std::find(known.begin(), known.end(), spec.architecture) == known.end()) {
     std::string list;

@@ -8,7 +8,8 @@
 //   q, k, v = proj(in) [+ bias];  q, k = qk_norm(q, k);  q, k = rope(q, k)  (unless NoPE)
 //   h    = x + residual_scale * [post_norm](attn_output(attention(q, k, v)) [+ bias])
 //   in   = preNorms ? rmsnorm(h, ffn_norm) : h
-//   out  = h + residual_scale * [post_norm](ffn_down(act(ffn_gate(in)) * ffn_up(in)))
+//   out  = h + residual_scale * [post_norm](ffn_down(act(ffn_gate(in) [+ bias]) *
+//                                                     (ffn_up(in) [+ bias])) [+ bias])
 //
 // T below is the number of tokens in the step.
 #include <cstdint>
@@ -35,7 +36,7 @@ enum class Activation : uint8_t {
 // A layer's tensors by role (the fields of model::LayerWeights).
 enum class LayerTensor : uint8_t {
   AttnNorm, Wq, Wk, Wv, Bq, Bk, Bv, QNorm, KNorm, Wo, Bo, PostAttnNorm,
-  FfnNorm, FfnGate, FfnUp, FfnDown, PostFfnNorm,
+  FfnNorm, FfnGate, FfnUp, FfnDown, PostFfnNorm, BGate, BUp, BDown,
 };
 
 // How one layer attends (causal, over the sequence's KV cache).

@@ -6,7 +6,8 @@
 //  - GeGLU vs ops::geluTanhGluRow (the CPU's fp16 table, as llama.cpp): |diff| <= 1e-5 +
 //    2e-3 * |g * u| (fp16 rounding of g and of gelu(g), each at most 2^-11 relative);
 //  - softcap vs ops::softcap: atol 1e-6 * cap, rtol 1e-5;
-//  - addBias, addInPlace, gatherRows: exact (one IEEE add, or a copy).
+//  - addBias, addInPlace, gatherRows, scaleInPlace: exact (one IEEE add or multiply, or a copy;
+//    scaleInPlace against the CPU layer's x *= factor in float).
 // weightRowBytes is checked against the CPU backend's block layouts (quant/block_formats.h).
 #include <QtTest>
 
@@ -67,6 +68,8 @@ class TestKernelsActivations : public QObject {
     QCOMPARE(kernels::gatedActivation(nullptr, nullptr, 0, false, nullptr, nullptr), cudaSuccess);
     QCOMPARE(kernels::addBias(&dummy, &dummy, 1, 0, nullptr), cudaErrorInvalidValue);
     QCOMPARE(kernels::softcap(&dummy, 1, 0.f, nullptr), cudaErrorInvalidValue);
+    QCOMPARE(kernels::scaleInPlace(&dummy, -1, 2.f, nullptr), cudaErrorInvalidValue);
+    QCOMPARE(kernels::scaleInPlace(nullptr, 3, 2.f, nullptr), cudaErrorInvalidValue);
     QCOMPARE(kernels::gatherRows(nullptr, nullptr, 2, 8, nullptr, nullptr),
              cudaErrorInvalidValue);
   }
@@ -131,6 +134,22 @@ class TestKernelsActivations : public QObject {
     EMBER_CHECK_CUDA(kernels::softcap(dx.get(), count, cap, nullptr));
     EMBER_CHECK_CUDA(cudaDeviceSynchronize());
     const QString bad = mismatch(dx.download(), want, 1e-6 * cap, 1e-5);
+    QVERIFY2(bad.isEmpty(), qPrintable(bad));
+  }
+
+  void scaleInPlace_data() { addSizes(); }
+  void scaleInPlace() {
+    EMBER_REQUIRE_CUDA_DEVICE();
+    QFETCH(int, count);
+    const float factor = 0.22f;  // a Granite residual multiplier
+    const std::vector<float> x = randomVector(size_t(count), -50.f, 50.f, 95u + count);
+    std::vector<float> want = x;
+    for (float& v : want) v *= factor;  // reference: CpuLayerOps::scale
+    DeviceBuffer<float> dx(x);
+    QVERIFY(dx.ok());
+    EMBER_CHECK_CUDA(kernels::scaleInPlace(dx.get(), count, factor, nullptr));
+    EMBER_CHECK_CUDA(cudaDeviceSynchronize());
+    const QString bad = mismatch(dx.download(), want, 0.0, 0.0);
     QVERIFY2(bad.isEmpty(), qPrintable(bad));
   }
 

@@ -6,6 +6,7 @@
 //    fp16-rounded query: atol 1e-4, rtol 1e-4 (fp32 accumulation in another order);
 //  - pagedAttention against the CPU backend's ops::attendHead: atol 1e-3, rtol 1e-3 (the CPU
 //    rounds the softmax weights to fp16, as llama.cpp does: up to 2^-11 * max|v|).
+// Soft-capped cases (gemma2) take each score as cap * tanh(q.k / cap) * scale in all three.
 // Batches have several sequences with shuffled block tables, decode tokens and prompt chunks
 // mixed, GQA ratios 1 to 32, head dims 64 to 256, a sliding window and contexts of ~3000
 // positions (split along the context). Cache slots no sequence owns hold large values, so a
@@ -40,6 +41,7 @@ struct SequenceSpec {
 struct AttentionCase {
   int32_t heads = 0, kvHeads = 0, headDim = 0, valueDim = 0, blockSize = 16;
   int32_t slidingWindow = 0;
+  float softcap = 0.f;  // > 0: scores = softcap * tanh(q.k / softcap) * scale
   std::vector<SequenceSpec> sequences;
   bool expectSplit = false;  // the planned workspace must be non-empty (context split)
 };
@@ -123,7 +125,13 @@ int32_t firstVisible(const AttentionCase& c, int32_t position) {
   return c.slidingWindow > 0 ? std::max(0, position - c.slidingWindow + 1) : 0;
 }
 
-// Reference 1: softmax(scale q.k) v in double, over the fp16 cache and the fp16-rounded query.
+// One score from q.k, as the model's attention takes it (llama.cpp's soft-cap for gemma2).
+double scoreOf(const AttentionCase& c, double dot, float scale) {
+  if (c.softcap <= 0.f) return dot * scale;
+  return double(c.softcap) * std::tanh(dot / c.softcap) * scale;
+}
+
+// Reference 1: softmax(score(q.k)) v in double, over the fp16 cache and the fp16-rounded query.
 std::vector<float> exactAttention(const AttentionCase& c, HostBatch& b, float scale) {
   const int32_t group = c.heads / c.kvHeads;
   ops::KvLayerView view{b.keys.data(), b.values.data(), b.blockCount, c.blockSize, c.kvHeads,
@@ -144,8 +152,8 @@ std::vector<float> exactAttention(const AttentionCase& c, HostBatch& b, float sc
         double dot = 0.0;
         for (int32_t d = 0; d < c.headDim; ++d)
           dot += double(ops::roundToHalf(q[d])) * double(ops::halfToFloat(k[d]));
-        scores[size_t(p - first)] = dot * scale;
-        maxScore = std::max(maxScore, dot * scale);
+        scores[size_t(p - first)] = scoreOf(c, dot, scale);
+        maxScore = std::max(maxScore, scores[size_t(p - first)]);
       }
       double sum = 0.0;
       std::fill(acc.begin(), acc.end(), 0.0);
@@ -163,14 +171,16 @@ std::vector<float> exactAttention(const AttentionCase& c, HostBatch& b, float sc
   return out;
 }
 
-// Reference 2: the CPU backend's ops::attendHead, as cpu_backend_layer.cpp calls it.
+// Reference 2: the CPU backend's ops::attendHead, as cpu_backend_layer.cpp calls it (attendHeads
+// with one query where the scores are soft-capped: only it takes the cap).
 std::vector<float> cpuBackendAttention(const AttentionCase& c, HostBatch& b, float scale) {
   const int32_t group = c.heads / c.kvHeads;
   ops::KvLayerView view{b.keys.data(), b.values.data(), b.blockCount, c.blockSize, c.kvHeads,
                         c.headDim, c.valueDim};
   std::vector<float> out(size_t(b.tokens()) * c.heads * c.valueDim);
   std::vector<float> q(size_t(c.headDim));
-  std::vector<float> scratch(size_t(ops::attentionScratchFloats(b.maxPosition, c.valueDim)));
+  std::vector<float> scratch(
+      size_t(ops::attentionTileScratchFloats(1, b.maxPosition, c.valueDim)));
   for (int32_t t = 0; t < b.tokens(); ++t) {
     const int32_t seq = b.tokenSequence[size_t(t)];
     const ops::StepKind step = c.sequences[size_t(seq)].stepTokens == 1
@@ -181,9 +191,15 @@ std::vector<float> cpuBackendAttention(const AttentionCase& c, HostBatch& b, flo
       const float* src = b.q.data() + (size_t(t) * c.heads + size_t(head)) * c.headDim;
       std::copy(src, src + c.headDim, q.begin());
       ops::roundToHalfPrecision(q.data(), c.headDim);
+      float* o = out.data() + (size_t(t) * c.heads + size_t(head)) * c.valueDim;
+      if (c.softcap > 0.f) {
+        const ops::AttentionQuery query{q.data(), firstVisible(c, last), last, o};
+        ops::attendHeads({&query, 1}, view, b.tables[size_t(seq)], head / group, scale, step,
+                         scratch.data(), c.softcap);
+        continue;
+      }
       ops::attendHead(q.data(), view, b.tables[size_t(seq)], head / group,
-                      firstVisible(c, last), last, scale, step, scratch.data(),
-                      out.data() + (size_t(t) * c.heads + size_t(head)) * c.valueDim);
+                      firstVisible(c, last), last, scale, step, scratch.data(), o);
     }
   }
   return out;
@@ -192,7 +208,7 @@ std::vector<float> cpuBackendAttention(const AttentionCase& c, HostBatch& b, flo
 
 AttentionCase makeCase(int32_t heads, int32_t kvHeads, int32_t headDim, int32_t valueDim,
                        int32_t blockSize, int32_t window, std::vector<SequenceSpec> sequences,
-                       bool expectSplit = false) {
+                       bool expectSplit = false, float softcap = 0.f) {
   AttentionCase c;
   c.heads = heads;
   c.kvHeads = kvHeads;
@@ -202,6 +218,7 @@ AttentionCase makeCase(int32_t heads, int32_t kvHeads, int32_t headDim, int32_t 
   c.slidingWindow = window;
   c.sequences = std::move(sequences);
   c.expectSplit = expectSplit;
+  c.softcap = softcap;
   return c;
 }
 
@@ -230,8 +247,13 @@ class TestKernelsAttention : public QObject {
     QCOMPARE(kernels::pagedAttention(&dummy, nullptr, nullptr, batch, shape, &dummy, nullptr, 0,
                                      nullptr),
              cudaErrorInvalidValue);
-    batch.tokens = 0;  // nothing to do
     shape.headDim = 64;
+    shape.softcap = -1.f;  // a cap must be positive (or 0: none)
+    QCOMPARE(kernels::pagedAttention(&dummy, nullptr, nullptr, batch, shape, &dummy, nullptr, 0,
+                                     nullptr),
+             cudaErrorInvalidValue);
+    shape.softcap = 0.f;
+    batch.tokens = 0;  // nothing to do
     QCOMPARE(kernels::pagedAttention(nullptr, nullptr, nullptr, batch, shape, nullptr, nullptr,
                                      0, nullptr),
              cudaSuccess);
@@ -325,6 +347,11 @@ class TestKernelsAttention : public QObject {
         << makeCase(32, 1, 64, 64, 16, 0, {S{10, 5}, S{70, 1}, S{0, 3}});
     QTest::newRow("odd shapes: d96 / v80, blocks of 7")
         << makeCase(6, 2, 96, 80, 7, 0, {S{0, 19}, S{111, 1}, S{20, 9}});
+    // |q.k| reaches ~8 here, so a cap of 2 bites on most scores.
+    QTest::newRow("gemma2 soft-cap 2, GQA 2, d64, window 32")
+        << makeCase(4, 2, 64, 64, 16, 32, {S{0, 40}, S{70, 1}, S{5, 3}}, false, 2.f);
+    QTest::newRow("soft-cap 2, long decode, split context, d128")
+        << makeCase(4, 4, 128, 128, 16, 0, {S{2999, 1}, S{0, 50}}, true, 2.f);
   }
   // No device needed: the two CPU references agree with each other within the CPU tolerance
   // (checks the test's batch building and that tolerance; the GPU is held to both below).
@@ -367,7 +394,10 @@ class TestKernelsAttention : public QObject {
     shape.headDim = c.headDim;
     shape.valueDim = c.valueDim;
     shape.blockSize = c.blockSize;
-    shape.scale = scale;
+    // As CudaBackend::attentionShape: with a cap, the model's score scale follows it.
+    shape.scale = c.softcap > 0.f ? 1.f : scale;
+    shape.softcap = c.softcap;
+    shape.capScale = c.softcap > 0.f ? scale : 1.f;
     shape.slidingWindow = c.slidingWindow;
 
     const size_t workspaceBytes =

@@ -3,7 +3,7 @@
 //  - rmsNorm / addRmsNorm / rmsNormHeads: atol 1e-6, rtol 2e-6 (same operations; only the order
 //    of the double sum of squares differs), the residual of addRmsNorm exactly;
 //  - rope: atol 1e-6, rtol 1e-5 (the angles are formed bit for bit as on the CPU; only CUDA's
-//    cosf/sinf differ from the C library's by an ulp or two).
+//    cosf/sinf differ from the C library's by an ulp or two), YaRN and attn_factor included.
 // Without a CUDA device the GPU test functions skip with the reason; argument validation runs
 // everywhere (the launchers reject bad sizes before touching the device).
 #include <QtTest>
@@ -15,6 +15,7 @@
 #include "backend/cpu/ops/norm.h"
 #include "backend/cpu/ops/rope.h"
 #include "ember/kernels/kernels.h"
+#include "model/model_config.h"
 #include "kernels/kernel_test_support.h"
 
 using ember::kernels::test::DeviceBuffer;
@@ -162,17 +163,29 @@ class TestKernelsNormRope : public QObject {
     QTest::addColumn<float>("freqBase");
     QTest::addColumn<float>("freqScale");
     QTest::addColumn<bool>("freqFactors");
-    QTest::newRow("normal 64, llama") << 19 << 9 << 64 << 64 << false << 10000.f << 1.f << false;
+    QTest::addColumn<float>("extFactor");   // YaRN blend (0: none)
+    QTest::addColumn<float>("attnFactor");  // multiplies cos and sin
+    QTest::newRow("normal 64, llama") << 19 << 9 << 64 << 64 << false << 10000.f << 1.f << false
+                                      << 0.f << 1.f;
     QTest::newRow("neox 128, qwen2") << 7 << 14 << 128 << 128 << true << 1000000.f << 1.f
-                                     << false;
+                                     << false << 0.f << 1.f;
     QTest::newRow("neox 256, gemma3") << 5 << 4 << 256 << 256 << true << 1000000.f << 0.125f
-                                      << false;
+                                      << false << 0.f << 1.f;
     QTest::newRow("normal 128, rope_freqs (llama 3.1)") << 11 << 8 << 128 << 128 << false
-                                                        << 500000.f << 1.f << true;
+                                                        << 500000.f << 1.f << true << 0.f << 1.f;
     QTest::newRow("partial: 64 of 128 rotated, neox") << 3 << 5 << 128 << 64 << true << 10000.f
-                                                      << 1.f << true;
+                                                      << 1.f << true << 0.f << 1.f;
     QTest::newRow("partial: 10 of 18 rotated, normal") << 111 << 3 << 18 << 10 << false
-                                                       << 10000.f << 0.5f << false;
+                                                       << 10000.f << 0.5f << false << 0.f << 1.f;
+    // YaRN as in a Qwen / Mistral 3 file (factor 4: freqScale 0.25, ext_factor 1), and the
+    // magnitude alone (LongRoPE's attn_factor without a blend).
+    QTest::newRow("neox 128, YaRN factor 4") << 23 << 4 << 128 << 128 << true << 1000000.f
+                                             << 0.25f << false << 1.f << 1.f;
+    QTest::newRow("normal 64, YaRN factor 8, attn_factor 0.9, rope_freqs")
+        << 7 << 3 << 64 << 64 << false << 10000.f << 0.125f << true << 1.f << 0.9f;
+    QTest::newRow("neox 96 of 96, attn_factor 1.19 only") << 5 << 2 << 96 << 96 << true
+                                                          << 10000.f << 1.f << true << 0.f
+                                                          << 1.19f;
   }
   void rope() {
     EMBER_REQUIRE_CUDA_DEVICE();
@@ -184,6 +197,8 @@ class TestKernelsNormRope : public QObject {
     QFETCH(float, freqBase);
     QFETCH(float, freqScale);
     QFETCH(bool, freqFactors);
+    QFETCH(float, extFactor);
+    QFETCH(float, attnFactor);
     const size_t n = size_t(tokens) * heads * headDim;
     const std::vector<float> x = randomVector(n, -1.f, 1.f, 41u + headDim);
     const std::vector<float> factors =
@@ -201,6 +216,10 @@ class TestKernelsNormRope : public QObject {
     params.freqScale = freqScale;
     params.freqFactors = freqFactors ? factors.data() : nullptr;
     params.style = neox ? ember::model::RopeStyle::Neox : ember::model::RopeStyle::Normal;
+    params.extFactor = extFactor;
+    params.attnFactor = attnFactor;
+    if (extFactor != 0.f)  // original context 4096, llama.cpp's default betas 32 and 1
+      ember::model::yarnCorrectionDims(ropeDims, 4096, freqBase, 32.f, 1.f, params.corrDims);
     std::vector<float> want = x;
     std::vector<float> cosSin(static_cast<size_t>(ropeDims));
     for (int32_t t = 0; t < tokens; ++t) {
@@ -220,6 +239,10 @@ class TestKernelsNormRope : public QObject {
     settings.freqScale = freqScale;
     settings.freqFactors = freqFactors ? dfactors.get() : nullptr;
     settings.neox = neox;
+    settings.extFactor = extFactor;
+    settings.attnFactor = attnFactor;
+    settings.corrDims[0] = params.corrDims[0];
+    settings.corrDims[1] = params.corrDims[1];
     EMBER_CHECK_CUDA(kernels::rope(dx.get(), tokens, heads, dpos.get(), settings, nullptr));
     EMBER_CHECK_CUDA(cudaDeviceSynchronize());
     const std::vector<float> got = dx.download();

@@ -30,8 +30,8 @@ constexpr const char* kUsage =
     "  synth-model --shape llama3-8b|smollm2-135m --type q4_0|q8_0|f16 [--layers N]\n"
     "              --out FILE [--seed S] [--threads N]\n"
     "  synth-model --arch llama|mistral3|qwen2|qwen3|gemma2|gemma3|granite|olmo2|phi3|smollm3\n"
-    "              --preset tiny|tiny-yarn|tiny-longrope --out FILE [--vocab VOCAB.gguf]\n"
-    "              [--seed S]\n"
+    "              --preset tiny|tiny-yarn|tiny-longrope|tiny-ffn-bias --out FILE\n"
+    "              [--vocab VOCAB.gguf] [--seed S]\n"
     "  cut-model --model IN.gguf --layers N --out OUT.gguf\n"
     "  export --db ember.sqlite [--conversation ID] [--format md|json] [--out FILE]\n"
     "  import --db ember.sqlite --file EXPORT.json\n";

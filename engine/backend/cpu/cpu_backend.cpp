@@ -29,8 +29,8 @@ CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& con
     p.extFactor = config_.ropeExtFactor;
     p.attnFactor = config_.ropeAttnFactor;
     if (p.extFactor != 0.0f)
-      ops::yarnCorrectionDims(p.dims, config_.ropeOriginalContext, p.freqBase,
-                              config_.yarnBetaFast, config_.yarnBetaSlow, p.corrDims);
+      model::yarnCorrectionDims(p.dims, config_.ropeOriginalContext, p.freqBase,
+                                config_.yarnBetaFast, config_.yarnBetaSlow, p.corrDims);
     auto same = [&](const ops::RopeParams& o) {
       return o.freqBase == p.freqBase && o.freqScale == p.freqScale;
     };
@@ -68,6 +68,12 @@ void CpuBackend::allocateKvCache(const KvCacheShape& shape) {
   kvCache_ =
       std::make_unique_for_overwrite<uint16_t[]>(kvHalvesPerLayer_ * size_t(config_.layerCount));
   kvShape_ = shape;
+  // LongRoPE: the long factors when a sequence may run past the original context.
+  if (!weights_.ropeFreqsLong.empty()) {
+    const bool useLong = shape.contextLength > config_.ropeOriginalContext;
+    for (ops::RopeParams& p : ropeVariants_)
+      p.freqFactors = useLong ? weights_.ropeFreqsLong.data() : weights_.ropeFreqs.data();
+  }
 }
 
 ops::KvLayerView CpuBackend::kvLayer(int32_t layer) const {

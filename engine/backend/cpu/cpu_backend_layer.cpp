@@ -33,6 +33,9 @@ class CpuLayerOps final : public model::LayerOps {
       case LayerTensor::KNorm: return !w.kNorm.empty();
       case LayerTensor::PostAttnNorm: return !w.postAttnNorm.empty();
       case LayerTensor::PostFfnNorm: return !w.postFfnNorm.empty();
+      case LayerTensor::BGate: return !w.bGate.empty();
+      case LayerTensor::BUp: return !w.bUp.empty();
+      case LayerTensor::BDown: return !w.bDown.empty();
       default: return true;  // the matrices are always bound
     }
   }
@@ -163,6 +166,9 @@ class CpuLayerOps final : public model::LayerOps {
       case LayerTensor::KNorm: return w.kNorm;
       case LayerTensor::PostAttnNorm: return w.postAttnNorm;
       case LayerTensor::FfnNorm: return w.ffnNorm;
+      case LayerTensor::BGate: return w.bGate;
+      case LayerTensor::BUp: return w.bUp;
+      case LayerTensor::BDown: return w.bDown;
       default: return w.postFfnNorm;
     }
   }

@@ -38,6 +38,7 @@ CpuWeights loadCpuWeights(const model::ModelWeights& weights) {
   w.output = weights.tiedOutput ? w.tokenEmbedding : load.matrix(weights.output);
   w.outputNorm = load.vector(weights.outputNorm);
   w.ropeFreqs = load.vector(weights.ropeFreqs);
+  w.ropeFreqsLong = load.vector(weights.ropeFreqsLong);
   w.layers.reserve(weights.layers.size());
   for (const model::LayerWeights& l : weights.layers) {
     CpuLayerWeights c;
@@ -58,6 +59,9 @@ CpuWeights loadCpuWeights(const model::ModelWeights& weights) {
     c.bk = load.vector(l.bk);
     c.bv = load.vector(l.bv);
     c.bo = load.vector(l.bo);
+    c.bGate = load.vector(l.ffnGateBias);
+    c.bUp = load.vector(l.ffnUpBias);
+    c.bDown = load.vector(l.ffnDownBias);
     w.layers.push_back(std::move(c));
   }
   w.bytes = load.bytes;

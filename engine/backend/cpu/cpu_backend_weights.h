@@ -24,6 +24,8 @@ struct CpuLayerWeights {
   std::vector<float> bk;                 // (n_kv_head * head_dim) or empty
   std::vector<float> bv;                 // (n_kv_head * value_dim) or empty
   std::vector<float> bo;                 // (n_embd) or empty
+  std::vector<float> bGate, bUp;         // (n_ff) or empty: the feed-forward biases
+  std::vector<float> bDown;              // (n_embd) or empty
 };
 
 struct CpuWeights {
@@ -31,6 +33,7 @@ struct CpuWeights {
   WeightMatrix output;            // (n_vocab, n_embd), the embedding when tied
   std::vector<float> outputNorm;  // (n_embd)
   std::vector<float> ropeFreqs;   // (rope_dims / 2) or empty
+  std::vector<float> ropeFreqsLong;  // (rope_dims / 2) LongRoPE's long factors, or empty
   std::vector<CpuLayerWeights> layers;
   size_t bytes = 0;  // bytes of the file's tensors in use
   // Fast kernels: the repacked matrices the WeightMatrix::repacked pointers above refer to.

@@ -29,26 +29,12 @@ void requireWeightsFit(const gguf::GgufFile& file, const model::ModelConfig& con
                        plan.message);
 }
 
-// The steps of the layer the CUDA kernels do not have yet; such a model is refused at load with
-// the reason rather than run wrongly.
-void requireCudaSupport(const model::ModelConfig& c) {
-  std::string missing;
-  if (c.attentionSoftcap > 0.0f) missing += ", attention soft-capping";
-  if (c.residualScale != 1.0f) missing += ", residual scaling";
-  if (c.logitScale != 1.0f) missing += ", logit scaling";
-  if (c.ropeExtFactor != 0.0f || c.ropeAttnFactor != 1.0f) missing += ", YaRN RoPE scaling";
-  if (!missing.empty())
-    throw ember::Error("cuda backend: " + c.architectureName + " needs" + missing.substr(1) +
-                       ", which the CUDA kernels do not implement yet; use the CPU backend");
-}
-
 }  // namespace
 
 CudaBackend::CudaBackend(const gguf::GgufFile& file, const model::ModelConfig& config,
                          const CudaBackendOptions& options)
     : config_(config),
       graphs_(options.cudaGraphs, "CUDA graphs were switched off (EMBER_CUDA_GRAPHS=0)") {
-  requireCudaSupport(config_);
   device_ = selectDevice(options.device);
   deviceName_ = deviceName(device_);
   site_ = {"load", -1};

@@ -4,7 +4,7 @@
 //
 //   x      = embed(tokens) * embedding_scale
 //   x      = layers(x)                                        (model/transformer_layer.h)
-//   logits = [softcap](output(rmsnorm(x, output_norm)))       for the requested rows only
+//   logits = [softcap]([* logit_scale] output(rmsnorm(x, output_norm)))  for the requested rows
 //
 // Each residual add is fused with the norm that follows it (addRmsNorm). Everything here only
 // enqueues work on stream_, so that a decode step can be captured into a CUDA graph.
@@ -28,7 +28,8 @@ class CudaLayerOps final : public model::LayerOps {
         tensor == LayerTensor::Bo || tensor == LayerTensor::AttnNorm ||
         tensor == LayerTensor::FfnNorm || tensor == LayerTensor::QNorm ||
         tensor == LayerTensor::KNorm || tensor == LayerTensor::PostAttnNorm ||
-        tensor == LayerTensor::PostFfnNorm)
+        tensor == LayerTensor::PostFfnNorm || tensor == LayerTensor::BGate ||
+        tensor == LayerTensor::BUp || tensor == LayerTensor::BDown)
       return vector(layer, tensor) != nullptr;
     return true;
   }
@@ -62,8 +63,16 @@ class CudaLayerOps final : public model::LayerOps {
     rope.ropeDims = c_.ropeDims;
     rope.freqBase = c_.layers[size_t(layer)].ropeFreqBase;
     rope.freqScale = c_.layers[size_t(layer)].ropeFreqScale;
-    rope.freqFactors = b_.weights_.ropeFreqs;
+    // LongRoPE: the long factors when a sequence may run past the original context (as the CPU).
+    const bool longFactors = b_.weights_.ropeFreqsLong &&
+                             b_.kvShape_.contextLength > c_.ropeOriginalContext;
+    rope.freqFactors = longFactors ? b_.weights_.ropeFreqsLong : b_.weights_.ropeFreqs;
     rope.neox = c_.ropeStyle == model::RopeStyle::Neox;
+    rope.extFactor = c_.ropeExtFactor;
+    rope.attnFactor = c_.ropeAttnFactor;
+    if (rope.extFactor != 0.0f)  // as the CPU backend's rope variants: from the layer's base
+      model::yarnCorrectionDims(rope.ropeDims, c_.ropeOriginalContext, rope.freqBase,
+                                c_.yarnBetaFast, c_.yarnBetaSlow, rope.corrDims);
     b_.check(k::rope(buffer(x), plan_.tokens, heads, in_.tokenPosition, rope, b_.stream_), "rope");
   }
 
@@ -98,9 +107,9 @@ class CudaLayerOps final : public model::LayerOps {
              "gatedActivation");
   }
 
-  // No kernel yet: CudaBackend refuses models that need it (requireCudaSupport).
-  void scale(Activation, float) override {
-    throw ember::Error("cuda backend: scaling an activation is not implemented");
+  void scale(Activation x, float factor) override {
+    b_.check(k::scaleInPlace(buffer(x), int64_t(plan_.tokens) * width(x), factor, b_.stream_),
+             "scaleInPlace");
   }
 
   void addResidual(Activation delta) override {
@@ -172,6 +181,9 @@ class CudaLayerOps final : public model::LayerOps {
       case LayerTensor::KNorm: return w.kNorm;
       case LayerTensor::PostAttnNorm: return w.postAttnNorm;
       case LayerTensor::FfnNorm: return w.ffnNorm;
+      case LayerTensor::BGate: return w.bGate;
+      case LayerTensor::BUp: return w.bUp;
+      case LayerTensor::BDown: return w.bDown;
       default: return w.postFfnNorm;
     }
   }
@@ -192,7 +204,14 @@ kernels::AttentionShape CudaBackend::attentionShape(const model::AttentionStep& 
   shape.blockSize = kvShape_.blockSize;
   // Always on the scores: where the CPU scales q first (gemma, phi3), this is the same up to
   // rounding (and exactly the same for a power-of-two scale such as Gemma 3's 1/sqrt(256)).
-  shape.scale = step.queryScale * step.scoreScale;
+  // With a soft-cap, the query scale comes before the cap and the score scale after it.
+  shape.softcap = step.softcap;
+  if (step.softcap > 0.0f) {
+    shape.scale = step.queryScale;
+    shape.capScale = step.scoreScale;
+  } else {
+    shape.scale = step.queryScale * step.scoreScale;
+  }
   shape.slidingWindow = step.window;
   return shape;
 }
@@ -233,6 +252,10 @@ void CudaBackend::computeLogits(const StepPlan& plan, const StepInputs& in) {
                    ws_.normed, stream_),
         "rmsNorm (output norm)");
   project(weights_.output, ws_.normed, rows, ws_.logits);
+  if (config_.logitScale != 1.0f)  // granite
+    check(k::scaleInPlace(ws_.logits, int64_t(rows) * config_.vocabSize, config_.logitScale,
+                          stream_),
+          "scaleInPlace (logit scale)");
   if (config_.finalLogitSoftcap > 0.0f)
     check(k::softcap(ws_.logits, int64_t(rows) * config_.vocabSize, config_.finalLogitSoftcap,
                      stream_),

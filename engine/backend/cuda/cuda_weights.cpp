@@ -139,6 +139,7 @@ DeviceWeights uploadWeights(const model::ModelWeights& weights) {
   if (!weights.tiedOutput) up.matrix(weights.output, w.output);
   up.vector(weights.outputNorm, w.outputNorm);
   up.vector(weights.ropeFreqs, w.ropeFreqs);
+  up.vector(weights.ropeFreqsLong, w.ropeFreqsLong);
   for (size_t i = 0; i < weights.layers.size(); ++i) {
     const model::LayerWeights& l = weights.layers[i];
     DeviceLayerWeights& d = w.layers[i];
@@ -159,6 +160,9 @@ DeviceWeights uploadWeights(const model::ModelWeights& weights) {
     up.vector(l.bk, d.bk);
     up.vector(l.bv, d.bv);
     up.vector(l.bo, d.bo);
+    up.vector(l.ffnGateBias, d.bGate);
+    up.vector(l.ffnUpBias, d.bUp);
+    up.vector(l.ffnDownBias, d.bDown);
   }
   up.upload();
   if (weights.tiedOutput) w.output = w.tokenEmbedding;

@@ -36,6 +36,9 @@ struct DeviceLayerWeights {
   const float* bk = nullptr;            // (n_kv_head * head_dim)
   const float* bv = nullptr;            // (n_kv_head * value_dim)
   const float* bo = nullptr;            // (n_embd)
+  const float* bGate = nullptr;         // (n_ff) feed-forward biases, each optional
+  const float* bUp = nullptr;           // (n_ff)
+  const float* bDown = nullptr;         // (n_embd)
 };
 
 struct DeviceWeights {
@@ -43,6 +46,7 @@ struct DeviceWeights {
   DeviceMatrix output;               // (n_vocab, n_embd); the same memory as the embedding when tied
   const float* outputNorm = nullptr;  // (n_embd)
   const float* ropeFreqs = nullptr;   // (rope_dims / 2) or null
+  const float* ropeFreqsLong = nullptr;  // (rope_dims / 2) LongRoPE's long factors, or null
   std::vector<DeviceLayerWeights> layers;
   int64_t largestMatrixElements = 0;  // rows * cols of the largest matrix (fp16 scratch size)
   int32_t largestCols = 0;            // widest input of any matrix

@@ -90,6 +90,7 @@ std::unique_ptr<Engine> Engine::load(const EngineOptions& options) {
   KvCacheShape shape;
   shape.blockSize = options.blockSize;
   shape.blockCount = blocksPerSequence * options.maxSequences;
+  shape.contextLength = context;
   if (options.kvCacheBytes < 0) throw Error("the KV cache budget cannot be negative");
   if (options.kvCacheBytes > 0) {
     const auto perBlock = static_cast<int64_t>(d->backend->kvBytesPerBlock(options.blockSize));

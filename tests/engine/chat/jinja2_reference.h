@@ -2,7 +2,9 @@
 // Shared by the chat-template tests: renders cases with Python's Jinja2 (Debian's
 // python3-jinja2, through tests/tools/render_jinja2.py, set up as Hugging Face transformers
 // renders chat templates) and compares Ember's renderer with it byte for byte.
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QString>
 #include <QtTest>
 
@@ -151,5 +153,56 @@ inline void compareWithReference(const ReferenceResult& reference, const std::st
                               QString::fromUtf8(reference.output.substr(from, 120)).toHtmlEscaped())));
   }
 }
+
+// One template of a test's corpus: its name, source, and the special tokens of its model's
+// tokenizer_config.json.
+struct TemplateSource {
+  std::string name;
+  std::string source;
+  std::string bos, eos;
+};
+
+// Every template crossed with every conversation of data/conversations/: rendered by Jinja2 once,
+// in prepare() (from initTestCase), then compared with Ember case by case (addRows() in the data
+// function, check() in the test function). A case id is "<template name>/<conversation>".
+class TemplateCorpus {
+ public:
+  void prepare(const std::vector<TemplateSource>& templates) {
+    const QDir conversationsDir(chatDataDir() + "/conversations");
+    const QStringList conversations =
+        conversationsDir.entryList({"*.json"}, QDir::Files, QDir::Name);
+    QVERIFY2(conversations.size() >= 8, "expected at least 8 conversations");
+    std::vector<ReferenceCase> cases;
+    for (const TemplateSource& t : templates) {
+      sources_[t.name] = t.source;
+      for (const QString& c : conversations) {
+        Json variables = readJsonFile(conversationsDir.filePath(c)).at("variables");
+        variables["bos_token"] = t.bos;
+        variables["eos_token"] = t.eos;
+        const std::string id = t.name + "/" + QFileInfo(c).baseName().toStdString();
+        variables_[id] = variables;
+        cases.push_back({id, t.source, variables});
+      }
+    }
+    EMBER_REQUIRE_JINJA2(cases, &reference_);
+  }
+
+  void addRows() const {
+    QTest::addColumn<QString>("id");
+    for (const auto& [id, variables] : variables_)
+      QTest::newRow(id.c_str()) << QString::fromStdString(id);
+  }
+
+  void check(const QString& id) {
+    const std::string key = id.toStdString();
+    QVERIFY(reference_.count(key));
+    compareWithReference(reference_[key], sources_[key.substr(0, key.find('/'))], variables_[key]);
+  }
+
+ private:
+  std::map<std::string, std::string> sources_;  // template name -> source
+  std::map<std::string, Json> variables_;       // case id -> variables
+  std::map<std::string, ReferenceResult> reference_;
+};
 
 }  // namespace ember::test

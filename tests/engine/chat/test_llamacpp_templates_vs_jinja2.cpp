@@ -40,57 +40,31 @@ class LlamaCppTemplatesVsJinja2 : public QObject {
   Q_OBJECT
 
  private slots:
-  void initTestCase();
-  void rendersLikeJinja2_data();
-  void rendersLikeJinja2();
+  void initTestCase() {
+    const QString dir = ember::test::llamaCppDataDir() + QStringLiteral("/models/templates");
+    if (!QDir(dir).exists()) {
+      const QString why = dir + QStringLiteral(" is missing: run scripts/fetch-llamacpp-vocab.sh "
+                                               "or set EMBER_LLAMACPP_DATA");
+      if (ember::test::underCi()) QFAIL(qPrintable(why));
+      QSKIP(qPrintable(why));
+    }
+    std::vector<ember::test::TemplateSource> sources;
+    for (const TemplateFile& t : kTemplates) {
+      QFile f(dir + "/" + t.file);
+      QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(f.fileName() + " is missing"));
+      sources.push_back({t.file, f.readAll().toStdString(), t.bos, t.eos});
+    }
+    corpus_.prepare(sources);
+  }
+  void rendersLikeJinja2_data() { corpus_.addRows(); }
+  void rendersLikeJinja2() {
+    QFETCH(QString, id);
+    corpus_.check(id);
+  }
 
  private:
-  std::map<std::string, std::string> sources_;  // template file name -> source
-  std::map<std::string, Json> variables_;       // case id -> variables
-  std::map<std::string, ember::test::ReferenceResult> reference_;
+  ember::test::TemplateCorpus corpus_;
 };
-
-void LlamaCppTemplatesVsJinja2::initTestCase() {
-  const QString dir = ember::test::llamaCppDataDir() + QStringLiteral("/models/templates");
-  if (!QDir(dir).exists()) {
-    const QString why = dir + QStringLiteral(" is missing: run scripts/fetch-llamacpp-vocab.sh or "
-                                             "set EMBER_LLAMACPP_DATA");
-    if (ember::test::underCi()) QFAIL(qPrintable(why));
-    QSKIP(qPrintable(why));
-  }
-  const QDir conversationsDir(ember::test::chatDataDir() + "/conversations");
-  const QStringList conversations = conversationsDir.entryList({"*.json"}, QDir::Files, QDir::Name);
-  QVERIFY2(conversations.size() >= 8, "expected at least 8 conversations");
-  std::vector<ember::test::ReferenceCase> cases;
-  for (const TemplateFile& t : kTemplates) {
-    QFile f(dir + "/" + t.file);
-    QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(f.fileName() + " is missing"));
-    const std::string name = t.file;
-    sources_[name] = f.readAll().toStdString();
-    for (const QString& c : conversations) {
-      Json variables = ember::test::readJsonFile(conversationsDir.filePath(c)).at("variables");
-      variables["bos_token"] = t.bos;
-      variables["eos_token"] = t.eos;
-      const std::string id = name + "/" + QFileInfo(c).baseName().toStdString();
-      variables_[id] = variables;
-      cases.push_back({id, sources_[name], variables});
-    }
-  }
-  EMBER_REQUIRE_JINJA2(cases, &reference_);
-}
-
-void LlamaCppTemplatesVsJinja2::rendersLikeJinja2_data() {
-  QTest::addColumn<QString>("id");
-  for (const auto& [id, variables] : variables_) QTest::newRow(id.c_str()) << QString::fromStdString(id);
-}
-
-void LlamaCppTemplatesVsJinja2::rendersLikeJinja2() {
-  QFETCH(QString, id);
-  const std::string key = id.toStdString();
-  const std::string templateName = key.substr(0, key.find('/'));
-  QVERIFY(reference_.count(key));
-  ember::test::compareWithReference(reference_[key], sources_[templateName], variables_[key]);
-}
 
 QTEST_GUILESS_MAIN(LlamaCppTemplatesVsJinja2)
 #include "test_llamacpp_templates_vs_jinja2.moc"

@@ -6,14 +6,19 @@
 // prompts, llama.cpp's argmax at every position (over the whole vocabulary), the row's range, the
 // logits of every 128th token id, and its greedy continuation of 32 tokens.
 //
-// Tolerance: |ours - llama.cpp| <= 1e-3 * (max - min of llama.cpp's row) at every position, and
+// Tolerance: |ours - llama.cpp| <= 1e-4 * (max - min of llama.cpp's row) at every position, and
 // the same argmax. The weights are F32, so the two differ only in the order of their float sums,
-// about 1e-7 of a value. But both round q, k and v to fp16 (the KV cache, as llama.cpp's default
-// F16 cache): where the two unrounded values straddle an fp16 rounding boundary they round one
-// fp16 step apart (2^-11 of the value), and that difference goes on through the layers. Measured
-// here, the worst difference over all rows is 0.3-1.5e-4 of the range (printed per model), so
-// 1e-4 would fail on rounding alone; 1e-3 leaves 5x room and stays 10x below the smallest error
-// seen while writing these rules (YaRN's correction dims read from the wrong source: 1e-2).
+// about 1e-7 of a value; both round q, k and v to fp16 for the KV cache (llama.cpp's default F16
+// cache), and where the two unrounded values straddle an fp16 rounding boundary they round one
+// fp16 step apart (2^-11), which goes on through the layers. How far that carries depends on
+// llama.cpp's build: its F32 products (tinyBLAS) sum in 8 lanes when built for AVX2 and in 16
+// for AVX-512. The reference is the AVX2 build (the peer venv of scripts/setup-llamacpp-venv.sh),
+// whose F32 order Ember's kernel shares: worst difference 1e-6 to 5.7e-5 of the range per model
+// (printed), under the 1e-4 for every row. Against an AVX-512 build the same models reach
+// 1.5e-4 (and under 1e-6 when Ember's F32 products are summed in 16 lanes, measured once by
+// changing the kernel), so a golden file regenerated on such a build needs 3e-4. Real errors found
+// while writing these rules were 1e-2 of the range (YaRN's correction dims read from the wrong
+// source).
 #include <QCoreApplication>
 #include <QCryptographicHash>
 #include <QFile>
@@ -34,7 +39,7 @@ using namespace ember;
 
 namespace {
 
-constexpr double kRelativeTolerance = 1e-3;
+constexpr double kRelativeTolerance = 1e-4;
 constexpr int32_t kBlockSize = 16;
 
 QJsonObject loadGolden() {
@@ -65,7 +70,7 @@ QString compareRow(std::span<const float> ours, const QJsonObject& ref, int stri
   maxDiff = std::max(maxDiff, std::abs(ref["top_logit"].toDouble() - ours[size_t(top)]));
   worstRatio = std::max(worstRatio, maxDiff / range);
   if (maxDiff > tolerance)
-    return QString("max |diff| %1 > %2 (1e-3 of the range %3)").arg(maxDiff).arg(tolerance).arg(range);
+    return QString("max |diff| %1 > %2 (1e-4 of the range %3)").arg(maxDiff).arg(tolerance).arg(range);
   const int ourTop = test::argmax(ours);
   // Only a near-tie (runner-up within the tolerance) may let the argmax differ legitimately.
   const bool tie = ref["top_logit"].toDouble() - ref["second_logit"].toDouble() <= 2 * tolerance;
@@ -95,6 +100,10 @@ class TestTinyArchitectures : public QObject {
     QTest::newRow("smollm3") << "smollm3" << "no RoPE on 1 of 4 layers";
     QTest::newRow("llama + YaRN") << "llama-yarn" << "scale 0.25 yarn (original context 64)";
     QTest::newRow("phi3 + LongRoPE") << "phi3-longrope" << "attn factor 1.19 longrope short factors";
+    // The same file with a context of 8192 > the original 4096: llama.cpp's long factors.
+    QTest::newRow("phi3 + LongRoPE, long context") << "phi3-longrope-long"
+                                                   << "long factors past 4096 positions";
+    QTest::newRow("granite + feed-forward biases") << "granite-ffn-bias" << "residual scale 0.22";
   }
 
   void matchesLlamaCpp() {
@@ -123,7 +132,8 @@ class TestTinyArchitectures : public QObject {
     const QString description = QString::fromStdString(config.describe());
     QVERIFY2(description.contains(feature), qPrintable(description));
     cpu::CpuBackend backend(*file, config, 2);
-    backend.allocateKvCache({kBlockSize, 32});
+    // The context llama.cpp ran with (LongRoPE chooses its factors by it).
+    backend.allocateKvCache({kBlockSize, 32, entry["n_ctx"].toInt(256)});
     const size_t vocab = backend.vocabSize();
     const int stride = golden["sample_stride"].toInt();
 
@@ -173,6 +183,10 @@ class TestTinyArchitectures : public QObject {
                                        << "missing tensor 'blk.1.attn_q.weight'";
     QTest::newRow("granite without logit_scale") << "granite" << "rename-key:granite.logit_scale"
                                                  << "missing metadata key 'granite.logit_scale'";
+    // A feed-forward bias where llama.cpp loads none (qwen3), written whole by the preset.
+    QTest::newRow("qwen3 with a feed-forward bias")
+        << "qwen3" << "preset:tiny-ffn-bias"
+        << "tensor 'blk.0.ffn_gate.bias' (a feed-forward bias) is not supported for qwen3";
   }
 
   void refusesBrokenFiles() {
@@ -185,28 +199,31 @@ class TestTinyArchitectures : public QObject {
     model::TinyModelSpec spec;
     spec.architecture = architecture.toStdString();
     spec.vocabulary = vocabulary.toStdString();
+    if (damage.startsWith("preset:")) spec.preset = damage.section(':', 1).toStdString();
     model::writeTinyModel(spec, path.toStdString());
-    // Damage in place, keeping every length: a renamed tensor or key is one letter off, a changed
-    // architecture name has the same length.
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::ReadWrite));
-    QByteArray bytes = f.readAll();
-    const QString what = damage.section(':', 1);
-    QByteArray from = what.toUtf8(), to = from;
-    if (damage.startsWith("arch:")) {  // general.architecture's value: u64 length, then text
-      QVERIFY(architecture.size() == 5 && what.size() == 5);
-      const QByteArray length("\x05\0\0\0\0\0\0\0", 8);
-      from = length + architecture.toUtf8();
-      to = length + what.toUtf8();
-    } else {
-      to[to.size() - 1] = to.endsWith('t') ? 'x' : 't';  // blk.2.attn_q_norm.weighx
+    if (!damage.startsWith("preset:")) {  // a preset writes the broken file whole
+      // Damage in place, keeping every length: a renamed tensor or key is one letter off, a changed
+      // architecture name has the same length.
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::ReadWrite));
+      QByteArray bytes = f.readAll();
+      const QString what = damage.section(':', 1);
+      QByteArray from = what.toUtf8(), to = from;
+      if (damage.startsWith("arch:")) {  // general.architecture's value: u64 length, then text
+        QVERIFY(architecture.size() == 5 && what.size() == 5);
+        const QByteArray length("\x05\0\0\0\0\0\0\0", 8);
+        from = length + architecture.toUtf8();
+        to = length + what.toUtf8();
+      } else {
+        to[to.size() - 1] = to.endsWith('t') ? 'x' : 't';  // blk.2.attn_q_norm.weighx
+      }
+      const qsizetype at = bytes.indexOf(from);
+      QVERIFY2(at >= 0, qPrintable("cannot find " + from));
+      bytes.replace(at, from.size(), to);
+      f.seek(0);
+      f.write(bytes);
+      f.close();
     }
-    const qsizetype at = bytes.indexOf(from);
-    QVERIFY2(at >= 0, qPrintable("cannot find " + from));
-    bytes.replace(at, from.size(), to);
-    f.seek(0);
-    f.write(bytes);
-    f.close();
 
     QString message;
     try {

@@ -5,16 +5,6 @@
 
 namespace ember::cpu::ops {
 
-void yarnCorrectionDims(int32_t dims, int32_t originalContext, float freqBase, float betaFast,
-                        float betaSlow, float out[2]) {
-  const auto dim = [&](float rotations) {
-    return float(dims) * std::log(float(originalContext) / (rotations * 2 * float(M_PI))) /
-           (2 * std::log(freqBase));
-  };
-  out[0] = std::max(0.0f, std::floor(dim(betaFast)));
-  out[1] = std::min(float(dims - 1), std::ceil(dim(betaSlow)));
-}
-
 void ropeAngles(const RopeParams& params, int32_t position, float* cosSin) {
   const float thetaScale = std::pow(params.freqBase, -2.0f / static_cast<float>(params.dims));
   float theta = static_cast<float>(position);

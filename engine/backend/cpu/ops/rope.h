@@ -21,11 +21,6 @@ struct RopeParams {
   float corrDims[2] = {0.0f, 0.0f};
 };
 
-// YaRN's correction dims for `dims` rotated dims (ggml_rope_yarn_corr_dims): the dims whose
-// wavelengths turn betaFast and betaSlow times within originalContext positions.
-void yarnCorrectionDims(int32_t dims, int32_t originalContext, float freqBase, float betaFast,
-                        float betaSlow, float out[2]);
-
 // cosSin (dims / 2, 2): the cos and sin of each frequency's angle at `position`.
 void ropeAngles(const RopeParams& params, int32_t position, float* cosSin);
 

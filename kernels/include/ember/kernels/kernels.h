@@ -54,6 +54,12 @@ struct RopeSettings {
   float freqScale = 1.f;     // position multiplier (linear scaling)
   const float* freqFactors = nullptr;  // device (ropeDims / 2) divisors, or null
   bool neox = false;         // pairs (i, i + ropeDims/2) instead of (2i, 2i+1)
+  // YaRN (ggml's rope_yarn): extFactor > 0 blends the interpolated angle freqScale * theta with
+  // the extrapolated theta over the dims between corrDims, and multiplies cos and sin by
+  // 1 + 0.1 ln(1 / freqScale); attnFactor multiplies cos and sin in every case (1: none).
+  float extFactor = 0.f;
+  float attnFactor = 1.f;
+  float corrDims[2] = {0.f, 0.f};
 };
 // In place over x (tokens, heads, headDim); positions (tokens) on the device.
 cudaError_t rope(float* x, int32_t tokens, int32_t heads, const int32_t* positions,
@@ -81,12 +87,16 @@ struct AttentionBatch {
 struct AttentionShape {
   int32_t heads = 0, kvHeads = 0, headDim = 0, valueDim = 0, blockSize = 16;
   float scale = 1.f;           // multiplies q.k
+  // > 0: scores = cap * tanh(scale * q.k / cap) * capScale (gemma2's attention soft-cap, with
+  // the score scale that follows the cap); 0: scores = scale * q.k.
+  float softcap = 0.f;
+  float capScale = 1.f;
   int32_t slidingWindow = 0;   // > 0: a query at p sees positions > p - slidingWindow only
 };
 // Workspace the attention needs for a batch (split-context partial results).
 size_t pagedAttentionWorkspaceBytes(int32_t tokens, int32_t maxPosition,
                                     const AttentionShape& shape);
-// out (T, heads, valueDim) = causal softmax(q k^T * scale) v over each token's own sequence,
+// out (T, heads, valueDim) = causal softmax(scores(q, k)) v over each token's own sequence,
 // q (T, heads, headDim); GQA: head h reads kv head h / (heads / kvHeads).
 cudaError_t pagedAttention(const float* q, const __half* keyCache, const __half* valueCache,
                            const AttentionBatch& batch, const AttentionShape& shape, float* out,
@@ -101,6 +111,8 @@ cudaError_t addBias(float* y, const float* bias, int32_t rows, int32_t width,
                     cudaStream_t stream);
 // y (count) += x (count)
 cudaError_t addInPlace(float* y, const float* x, int64_t count, cudaStream_t stream);
+// x (count) *= factor (residual and logit multipliers)
+cudaError_t scaleInPlace(float* x, int64_t count, float factor, cudaStream_t stream);
 // x = cap * tanh(x / cap)
 cudaError_t softcap(float* x, int64_t count, float cap, cudaStream_t stream);
 // Copies rows rowIndex[i] of x (rows, width) to out (count, width) (pick the logits rows).
