@@ -175,7 +175,9 @@ int main(int argc, char* argv[]) {
       }
     });
     ember::app::UiTestHook::installIfRequested(&controller, &engine);
-    controller.loadModel(startupModel(parser.value(modelOption), controller));
+    // The remote model chosen last time, unless a file is asked for or the choice was local.
+    if (parser.isSet(modelOption) || !controller.restoreRemoteModel())
+      controller.loadModel(startupModel(parser.value(modelOption), controller));
     rc = app.exec();
   }
   ember::app::log::shutdown();

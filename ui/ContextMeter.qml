@@ -14,10 +14,13 @@ RowLayout {
     readonly property int context: known ? usage.contextLength : 0
     readonly property int dropped: known ? usage.droppedTurns : 0
     readonly property bool fits: !known || usage.fits
-    visible: known
+    // A remote model: the server counts the prompt; its context length as it reported it.
+    readonly property bool remote: usage.remote === true
+    visible: known || remote
     spacing: Theme.spacing
 
     ProgressBar {
+        visible: meter.known
         Layout.preferredWidth: 120
         from: 0
         to: Math.max(1, meter.context)
@@ -31,6 +34,10 @@ RowLayout {
         wrapMode: Text.Wrap
         color: meter.dropped > 0 || !meter.fits ? Theme.danger : Theme.muted
         text: {
+            if (meter.remote)
+                return usage.contextLength > 0
+                    ? qsTr("context %1 tokens (counted by the server)").arg(usage.contextLength.toLocaleString(Qt.locale(), 'f', 0))
+                    : qsTr("context: unknown (the server does not say)")
             const used = qsTr("%1 / %2 tokens of context").arg(meter.tokens.toLocaleString(Qt.locale(), 'f', 0))
                                                           .arg(meter.context.toLocaleString(Qt.locale(), 'f', 0))
             if (!meter.fits)

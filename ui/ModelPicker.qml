@@ -6,7 +6,8 @@ import Ember
 
 // The model in use, a menu of the GGUF files found (with whether each fits in the free memory
 // for the current context, answers at once and compute device), the models of the servers in
-// Settings → Connections (marked with their server), "Open file...",
+// Settings → Connections (marked with their server; a line while a server is asked, or why it did
+// not answer), "Open file...",
 // a progress bar while loading, and the reader's message when a file cannot be used.
 RowLayout {
     id: picker
@@ -44,11 +45,29 @@ RowLayout {
         id: list
         y: button.height + 4
         width: 560
-        height: Math.min(420, models.contentHeight + 20)
+        height: Math.min(420, models.contentHeight + serverLines.height + 20)
         padding: 6
+        Column {  // "asking <server>…", or why a server did not answer
+            id: serverLines
+            width: parent.width
+            Repeater {
+                model: AppController.remoteServerLines
+                Label {
+                    required property string modelData
+                    objectName: "remoteServerLine"
+                    width: serverLines.width
+                    leftPadding: 12
+                    text: modelData
+                    wrapMode: Text.Wrap
+                    color: Theme.muted
+                    font.pixelSize: 12
+                }
+            }
+        }
         ListView {
             id: models
             anchors.fill: parent
+            anchors.topMargin: serverLines.height
             clip: true
             model: AppController.models
             delegate: ItemDelegate {

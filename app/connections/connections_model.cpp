@@ -61,7 +61,8 @@ void ConnectionsModel::reload() {
   for (Connection& c : connections_)
     for (const Connection& old : before)
       if (old.id == c.id && !old.testing) {
-        c.reachable = old.reachable, c.status = old.status, c.models = old.models;
+        c.tested = old.tested, c.reachable = old.reachable, c.status = old.status, c.models = old.models;
+        c.modelContexts = old.modelContexts;
         c.roundTripMs = old.roundTripMs;
       }
   endResetModel();
@@ -174,7 +175,7 @@ void ConnectionsModel::test(int row) {
   secrets_.load(id, c.keyStorage, [self, id, name, url](QString key, QString keyError) {
     if (!self) return;
     if (!keyError.isEmpty()) {
-      self->finishTest(id, false, keyError, {}, 0);
+      self->finishTest(id, false, keyError, {}, {}, 0);
       return;
     }
     // The network calls run on a thread of their own; the result comes back queued.
@@ -182,6 +183,7 @@ void ConnectionsModel::test(int row) {
       bool reachable = false;
       QString status;
       QStringList models;
+      QList<int> contexts;
       double rtt = 0;
       try {
         openai::RemoteServerOptions o;
@@ -190,7 +192,10 @@ void ConnectionsModel::test(int row) {
         o.apiKey = key.toStdString();
         openai::RemoteGenerator remote(o);
         const auto start = Clock::now();
-        for (const auto& m : remote.fetchModels()) models << QString::fromStdString(m.id);
+        for (const auto& m : remote.fetchModels()) {
+          models << QString::fromStdString(m.id);
+          contexts << int(m.contextLength);
+        }
         rtt = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
         reachable = true;
         status = QObject::tr("%n model(s), round trip %1 ms", nullptr, int(models.size()))
@@ -200,8 +205,8 @@ void ConnectionsModel::test(int row) {
       }
       QMetaObject::invokeMethod(
           self.data(),
-          [self, id, reachable, status, models, rtt] {
-            if (self) self->finishTest(id, reachable, status, models, rtt);
+          [self, id, reachable, status, models, contexts, rtt] {
+            if (self) self->finishTest(id, reachable, status, models, contexts, rtt);
           },
           Qt::QueuedConnection);
     });
@@ -211,14 +216,17 @@ void ConnectionsModel::test(int row) {
 }
 
 void ConnectionsModel::finishTest(const QString& id, bool reachable, const QString& status,
-                                  const QStringList& models, double roundTripMs) {
+                                  const QStringList& models, const QList<int>& contexts,
+                                  double roundTripMs) {
   const int row = rowOf(id);
   if (row < 0) return;
   Connection& c = connections_[size_t(row)];
   c.testing = false;
+  c.tested = true;
   c.reachable = reachable;
   c.status = status;
   c.models = models;
+  c.modelContexts = contexts;
   c.roundTripMs = roundTripMs;
   emit dataChanged(index(row), index(row));
   emit tested(row);

@@ -22,9 +22,11 @@ struct Connection {
   KeyStorage keyStorage = KeyStorage::None;
   // The last test:
   bool testing = false;
+  bool tested = false;  // a test has answered since the app started
   bool reachable = false;
   QString status;
   QStringList models;
+  QList<int> modelContexts;  // beside models: each one's context length, 0 when not reported
   double roundTripMs = 0;
 };
 
@@ -68,7 +70,7 @@ class ConnectionsModel : public QAbstractListModel {
   void load();
   void save();
   void finishTest(const QString& id, bool reachable, const QString& status, const QStringList& models,
-                  double roundTripMs);
+                  const QList<int>& contexts, double roundTripMs);
 
   std::unique_ptr<QSettings> settings_;
   ConnectionSecrets secrets_;

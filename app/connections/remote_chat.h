@@ -17,10 +17,12 @@ namespace ember::app {
 
 // The server and model a chat uses.
 struct RemoteTarget {
+  QString connectionId;  // the Settings → Connections row it came from
   QString server;   // the connection's name
   QString baseUrl;  // http://host:8000/v1
   QString apiKey;   // empty: none
   QString model;    // the id from the server's /v1/models
+  int contextLength = 0;  // as the server reported it; 0: it did not say
 };
 
 // "remote: <server> (<model>)": the device a remote answer's stats name.

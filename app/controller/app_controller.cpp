@@ -178,6 +178,7 @@ bool AppController::startAnswer(qint64 conversationId, qint64 assistantId, qint6
   messages_.setLive(assistantId, active.live.text(), active.live.fraction());
   log::info(QStringLiteral("request %1 submitted (conversation %2, %3 messages)")
                 .arg(request.key).arg(conversationId).arg(request.messages.size()));
+  rememberAnswerModel(conversationId);
   if (remote_)
     remoteChat_.submit(request, *remote_);
   else

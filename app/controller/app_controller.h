@@ -69,6 +69,8 @@ class AppController : public QObject {
   // The context meter: what the shown chat plus the draft would take. Keys: known (bool),
   // tokens, maxPromptTokens, contextLength, droppedTurns, fits (bool), error (string), draft
   // (the draft text this count includes).
+  // The picker's lines about the servers: "asking <server>…", or why one did not answer.
+  Q_PROPERTY(QStringList remoteServerLines READ remoteServerLines NOTIFY remoteServersChanged)
   Q_PROPERTY(QVariantMap contextUsage READ contextUsage NOTIFY contextUsageChanged)
   // Presets: a system prompt with the next-message settings, saved by name.
   Q_PROPERTY(QStringList presetNames READ presetNames NOTIFY presetsChanged)
@@ -173,6 +175,10 @@ class AppController : public QObject {
   // to it until a local model is loaded again.
   Q_INVOKABLE void useRemoteModel(int row);
   bool usingRemoteModel() const { return remote_.has_value(); }
+  // At startup: takes up the remote model chosen last time (its server is asked again, and a
+  // notice says so when it is gone); false when the last choice was a local file.
+  bool restoreRemoteModel();
+  QStringList remoteServerLines() const { return remoteServerLines_; }
   Q_INVOKABLE QString settingError(const QString& key, const QVariant& value) const;
   Q_INVOKABLE bool setSetting(const QString& key, const QVariant& value);
   Q_INVOKABLE void saveSettingsAsDefaults();
@@ -189,6 +195,7 @@ class AppController : public QObject {
   void generatingChanged();
   void modelChanged();
   void modelLoadProgressChanged();
+  void remoteServersChanged();
   void composerBlockReasonChanged();
   void noticeChanged();
   void settingsChanged();
@@ -263,6 +270,14 @@ class AppController : public QObject {
   // model lists, and the label a remote answer's stats carry as the device.
   void refreshRemoteModels();
   void connectRemoteChat();
+  void onConnectionsTested();
+  void updateRemoteServerLines();
+  // Sends new answers to `model` of the connection (once its key is read) and remembers the
+  // choice for the next start; false, with a notice, when the connection is no longer listed.
+  bool chooseRemote(const QString& connectionId, const QString& server, const QString& model);
+  // Which model a chat's answers came from (a remote one is taken up again when it is opened).
+  void rememberAnswerModel(qint64 conversationId);
+  void followConversationModel(qint64 conversationId);
   QString answerModel() const;  // the model a new answer is stored with
   // Runs a store operation; a StoreError becomes the notice and false.
   bool guarded(const std::function<void()>& f);
@@ -325,6 +340,7 @@ class AppController : public QObject {
   std::unique_ptr<ConnectionsModel> connections_;
   RemoteChat remoteChat_;
   std::optional<RemoteTarget> remote_;  // the remote model in use, if any
+  QStringList remoteServerLines_;
   QThreadPool fitQueries_;  // last: destroyed (and waited for) first
 };
 

@@ -15,8 +15,19 @@ void AppController::setDraft(const QString& text) {
 }
 
 void AppController::recount() {
-  // A remote model's tokenizer and context are the server's: no local count stands for them.
-  if (!modelLoaded_ || remote_) {
+  // A remote model's tokenizer is the server's: no local count stands for it; the meter shows
+  // the context length the server reported (0: unknown).
+  if (remote_) {
+    ++countGeneration_;
+    const QVariantMap usage{{"known", false}, {"remote", true},
+                            {"contextLength", remote_->contextLength}};
+    if (contextUsage_ != usage) {
+      contextUsage_ = usage;
+      emit contextUsageChanged();
+    }
+    return;
+  }
+  if (!modelLoaded_) {
     ++countGeneration_;  // an answer on its way is for a model that is gone
     if (!contextUsage_.isEmpty()) {
       contextUsage_.clear();

@@ -126,6 +126,7 @@ void AppController::newConversation() {
 
 void AppController::openConversation(qint64 conversationId) {
   currentConversation_ = conversationId;
+  followConversationModel(conversationId);  // a chat answered by a remote model goes on there
   reloadMessages();
   emit currentConversationChanged();
   emit generatingChanged();
@@ -219,7 +220,8 @@ void AppController::loadModel(const QString& path) {
   modelLoaded_ = false;
   modelError_.clear();
   modelPath_ = path;
-  remote_.reset();  // new answers go to the local model again
+  remote_.reset();  // new answers go to the local model again, now and after a restart
+  guarded([&] { store_.setAppSetting(QStringLiteral("lastRemoteModel"), QJsonValue()); });
   emit modelChanged();
   emit modelLoadProgressChanged();
   const QJsonObject settings = effectiveSettings();

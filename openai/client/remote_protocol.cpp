@@ -122,6 +122,8 @@ std::vector<GeneratorModel> parseModelList(std::string_view body, const std::str
     else if (m.contains("meta") && m["meta"].is_object() && m["meta"].contains("n_ctx_train") &&
              m["meta"]["n_ctx_train"].is_number_integer())
       model.contextLength = m["meta"]["n_ctx_train"].get<int32_t>();
+    else if (m.contains("context_length") && m["context_length"].is_number_integer())
+      model.contextLength = m["context_length"].get<int32_t>();  // ember-serve's
     models.push_back(std::move(model));
   }
   return models;

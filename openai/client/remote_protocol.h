@@ -34,7 +34,8 @@ std::optional<double> parseRetryAfter(std::string_view value,
                                       std::chrono::system_clock::time_point now);
 
 // GET /models: {"object": "list", "data": [{"id", "owned_by", ...}]}. llama.cpp's server adds
-// "meta": {"n_ctx_train"}; vLLM adds "max_model_len". Throws ember::Error on another shape.
+// "meta": {"n_ctx_train"}; vLLM adds "max_model_len", ember-serve "context_length" (the model's
+// context length, 0 when none). Throws ember::Error on another shape.
 std::vector<GeneratorModel> parseModelList(std::string_view body, const std::string& serverName);
 
 }  // namespace ember::openai
