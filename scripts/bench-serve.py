@@ -9,7 +9,10 @@ For each request, the client measures TTFT (sending the request to the first con
 and decode tokens/s ((chunks - 1) / (last chunk - first chunk)); ember-serve also reports the
 engine's own TTFT and decode rate for the same request (`timings`), so the HTTP cost is the
 difference measured side by side. The timed client is a raw socket (see ChunkedReader); httpx
-(the tests' venv has it) only polls for readiness."""
+(the tests' venv has it) only polls for readiness. The peer is llama_cpp.server from the venv
+scripts/setup-llamacpp-venv.sh builds (AVX2, no AMX); it answers one request at a time, so at
+c=8 its TTFT includes the wait behind the others (it is started with --interrupt_requests False:
+by default a new request cuts off the one streaming)."""
 import argparse
 import json
 import os
@@ -108,9 +111,11 @@ def timed_stream(base, model, tokens):
     pending = b""
     for data in reader.chunks():
         now = time.perf_counter()
-        pending += data
+        pending += data.replace(b"\r\n", b"\n")  # sse-starlette (llama_cpp.server) ends lines with CRLF
         while b"\n\n" in pending:
             frame, pending = pending.split(b"\n\n", 1)
+            if not frame.startswith(b"data: "):
+                continue  # a comment (": ping") or another field
             payload = frame[len(b"data: "):]
             if payload == b"[DONE]":
                 continue
@@ -126,13 +131,16 @@ def timed_stream(base, model, tokens):
     return {"ttft_ms": ttft, "decode_tps": decode, "timings": timings, "chunks": len(times)}
 
 
-def run(base, model, tokens, concurrency, rounds):
+def run(base, model, tokens, concurrency, rounds, walls=None):
     results = []
     for _ in range(rounds):
+        started = time.perf_counter()
         threads = [threading.Thread(target=one_stream, args=(base, model, tokens, results))
                    for _ in range(concurrency)]
         for t in threads: t.start()
         for t in threads: t.join()
+        if walls is not None:
+            walls.append(time.perf_counter() - started)
     failed = [r["error"] for r in results if "error" in r]
     if failed:
         raise RuntimeError(f"{len(failed)} of {len(results)} streams failed: {failed[0]}")
@@ -151,7 +159,7 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--tokens", type=int, default=64)
     p.add_argument("--llamacpp-python", default=os.path.expanduser(
-        "~/.cache/ember/venv-llamacpp/bin/python"))
+        "~/.cache/ember/venv-llamacpp-peer/bin/python"))
     a = p.parse_args()
     print("Figures from a shared, noisy machine: compare the ratios, not the absolute numbers.")
 
@@ -166,8 +174,10 @@ def main():
         model = httpx.get(base + "/v1/models").json()["data"][0]["id"]
         run(base, model, 8, 1, 1)  # warm-up
         for c in (1, 8):
-            r = run(base, model, a.tokens, c, 3 if c == 1 else 1)
+            walls = []
+            r = run(base, model, a.tokens, c, 3 if c == 1 else 1, walls)
             figures[("ember", c)] = r
+            figures[("ember-wall", c)] = walls
             http_ttft = median([x["ttft_ms"] for x in r])
             engine_ttft = median([x["timings"]["ttft_ms"] for x in r])
             added = median([x["ttft_ms"] - x["timings"]["ttft_ms"] for x in r])
@@ -186,7 +196,9 @@ def main():
         return
     port = free_port()
     peer = subprocess.Popen([a.llamacpp_python, "-m", "llama_cpp.server", "--model", a.model,
-                             "--port", str(port), "--n_threads", str(a.threads), "--n_ctx", "1024"],
+                             "--port", str(port), "--n_threads", str(a.threads), "--n_ctx", "1024",
+                             # queue concurrent requests (its default cuts the running one off)
+                             "--interrupt_requests", "False"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -198,14 +210,19 @@ def main():
             print(f"llama_cpp.server failed a streamed request ({e}): no peer figures")
             return
         for c in (1, 8):
-            r = run(base, model, a.tokens, c, 3 if c == 1 else 1)
+            walls = []
+            r = run(base, model, a.tokens, c, 3 if c == 1 else 1, walls)
             mine = figures[("ember", c)]
+            # All streams' tokens over the rounds' wall time: what the server delivers in all.
+            total_l = sum(x["chunks"] for x in r) / sum(walls)
+            total_e = sum(x["chunks"] for x in mine) / sum(figures[("ember-wall", c)])
             ttft_l, ttft_e = median([x["ttft_ms"] for x in r]), median([x["ttft_ms"] for x in mine])
             tps_l, tps_e = median([x["decode_tps"] for x in r]), median([x["decode_tps"] for x in mine])
-            wall_l = sum(x["chunks"] for x in r)
             print(f"c={c}: TTFT ember {ttft_e:.1f} ms vs llama_cpp.server {ttft_l:.1f} ms "
-                  f"(ratio {ttft_l / ttft_e:.2f}x); decode per stream ember {tps_e:.1f} vs "
-                  f"{tps_l:.1f} tok/s (ratio {tps_e / tps_l:.2f}x); {wall_l} peer chunks")
+                  f"(llama_cpp.server / ember {ttft_l / ttft_e:.2f}x); decode per stream ember "
+                  f"{tps_e:.1f} vs {tps_l:.1f} tok/s (ember / llama_cpp.server {tps_e / tps_l:.2f}x); "
+                  f"delivered in all ember {total_e:.1f} vs {total_l:.1f} tok/s "
+                  f"({total_e / total_l:.2f}x)")
     finally:
         peer.send_signal(signal.SIGTERM)
         peer.wait()

@@ -1,19 +1,15 @@
 #!/usr/bin/env bash
-# TTFT over the turns of a replayed chat, Ember against llama.cpp (see ../shared/guide/BENCHMARKS.md):
+# TTFT over the turns of a replayed chat, Ember against llama.cpp:
 # Ember with its prefix cache on and off, llama.cpp reusing its prompt prefix and cold, on the same
 # GGUF, thread count and prompt token ids, interleaved per repetition.
 #   scripts/bench-ttft-vs-llamacpp.sh [--model M] [--threads N] [--repetitions R]
-# llama.cpp comes from PyPI llama-cpp-python in the venv that scripts/bench-vs-llamacpp.sh
-# builds (~/.cache/ember/venv-llamacpp, override with EMBER_LLAMACPP_VENV).
+# llama.cpp comes from scripts/setup-llamacpp-bench-venv.sh (~/.cache/ember/venv-llamacpp-bench;
+# EMBER_LLAMACPP_VENV names another venv with llama_cpp instead).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-LLAMA_CPP_PYTHON_VERSION=0.3.36
-venv="${EMBER_LLAMACPP_VENV:-$HOME/.cache/ember/venv-llamacpp}"
-
-if ! "$venv/bin/python" -c "import llama_cpp, sys; sys.exit(llama_cpp.__version__ != '$LLAMA_CPP_PYTHON_VERSION')" 2>/dev/null; then
-  die "llama-cpp-python $LLAMA_CPP_PYTHON_VERSION is not in $venv; scripts/bench-vs-llamacpp.sh builds it"
-fi
+venv="${EMBER_LLAMACPP_VENV:-$("$EMBER_ROOT/scripts/setup-llamacpp-bench-venv.sh" | tail -n 1)}"
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"  # see bench-table.sh
 model="$EMBER_MODELS_DIR/SmolLM2-135M-Instruct.Q4_1.gguf"
 args=()
 while [ $# -gt 0 ]; do

@@ -131,6 +131,10 @@ ApplicationWindow {
                 }
             }
 
+            ModelLoadBar {
+                Layout.fillWidth: true
+            }
+
             ChatView {
                 id: chat
                 Layout.fillWidth: true

@@ -68,33 +68,66 @@ Item {
                 Layout.fillWidth: true
                 visible: !bubble.editing
                 spacing: 8
-                // The last split, kept in a plain object (not a notifying property) so that
-                // streaming re-splits only the tail: see Markdown.splitFrom.
+                // The parts shown, one row each (code, lang, text). While an answer streams
+                // only the rows from the last open block on are written (Markdown.splitFrom says
+                // how many leading parts it kept), so the finished blocks keep their parsed
+                // documents and their bindings stay quiet.
+                ListModel { id: segmentRows }
+                // The last split, in a plain object (not a notifying property): see splitFrom.
                 property var lastSplit: ({ value: null })
-                function parse(text) {
-                    const parts = Markdown.splitFrom(lastSplit.value, text)
-                    lastSplit.value = { text: text, parts: parts }
+                function partsNow() {
+                    if (bubble.isUser)
+                        return [{ code: false, lang: "", text: bubble.text }]
+                    if (bubble.text.length === 0) {
+                        lastSplit.value = null
+                        const waiting = bubble.streaming && bubble.liveText.length === 0
+                        return [{ code: false, lang: "", text: waiting ? "…" : "" }]
+                    }
+                    const parts = Markdown.splitFrom(lastSplit.value, bubble.text)
+                    lastSplit.value = { text: bubble.text, parts: parts }
                     return parts
                 }
-                readonly property var segments: bubble.isUser
-                    ? [{ code: false, lang: "", text: bubble.text }]
-                    : bubble.text.length > 0 ? parse(bubble.text)
-                    : [{ code: false, lang: "", text: bubble.streaming && bubble.liveText.length === 0 ? "…" : "" }]
+                function sync() {
+                    const parts = partsNow()
+                    const from = Math.min(parts.kept || 0, segmentRows.count)
+                    for (let i = from; i < parts.length; ++i) {
+                        const p = parts[i]
+                        if (i >= segmentRows.count) {
+                            segmentRows.append({ code: p.code, lang: p.lang, text: p.text })
+                            continue
+                        }
+                        const row = segmentRows.get(i)
+                        if (row.code !== p.code) segmentRows.setProperty(i, "code", p.code)
+                        if (row.lang !== p.lang) segmentRows.setProperty(i, "lang", p.lang)
+                        if (row.text !== p.text) segmentRows.setProperty(i, "text", p.text)
+                    }
+                    if (segmentRows.count > parts.length)
+                        segmentRows.remove(parts.length, segmentRows.count - parts.length)
+                }
+                Connections {
+                    target: bubble
+                    function onTextChanged() { body.sync() }
+                    function onStreamingChanged() { body.sync() }
+                    function onRoleChanged() { body.lastSplit.value = null; body.sync() }
+                    function onLiveTextChanged() { if (bubble.text.length === 0) body.sync() }
+                }
+                Component.onCompleted: sync()
                 readonly property real naturalWidth: {
                     let w = 0
                     for (let i = 0; i < children.length; ++i)
                         w = Math.max(w, children[i].implicitWidth)
                     return w
                 }
-                // Keyed by index so that streaming updates the parts instead of recreating them.
                 Repeater {
-                    model: body.segments.length
+                    model: segmentRows
                     delegate: MessageSegment {
                         required property int index
+                        required property var model
+                        objectName: "segment"
                         width: body.width
-                        code: body.segments[index] ? body.segments[index].code : false
-                        lang: body.segments[index] ? body.segments[index].lang : ""
-                        text: body.segments[index] ? body.segments[index].text : ""
+                        code: model.code
+                        lang: model.lang
+                        text: model.text
                         markdown: !bubble.isUser
                     }
                 }

@@ -59,6 +59,14 @@ ColumnLayout {
 
     Label {
         Layout.fillWidth: true
+        visible: LocalApiServer.keyStorage.length > 0
+        text: LocalApiServer.keyStorage
+        textFormat: Text.PlainText
+        wrapMode: Text.Wrap
+        opacity: 0.7
+    }
+    Label {
+        Layout.fillWidth: true
         visible: LocalApiServer.address.length > 0
         text: qsTr("Base URL: %1").arg(LocalApiServer.address)
         textFormat: Text.PlainText

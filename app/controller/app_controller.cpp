@@ -37,7 +37,7 @@ AppController::AppController(const Options& options, QObject* parent)
           Qt::QueuedConnection);
   connect(this, &AppController::abortInWorker, worker, &InferenceWorker::abort,
           Qt::QueuedConnection);
-  connect(this, &AppController::loadInWorker, worker, &InferenceWorker::loadModel,
+  connect(this, &AppController::loadInWorker, worker, &InferenceWorker::loadModelWith,
           Qt::QueuedConnection);
   connect(worker, &InferenceWorker::pieceReady, this, &AppController::onPiece,
           Qt::QueuedConnection);
@@ -58,6 +58,10 @@ AppController::AppController(const Options& options, QObject* parent)
           Qt::QueuedConnection);
   connect(worker, &InferenceWorker::loaded, this, &AppController::onLoaded, Qt::QueuedConnection);
   connect(worker, &InferenceWorker::loadFailed, this, &AppController::onLoadFailed,
+          Qt::QueuedConnection);
+  connect(worker, &InferenceWorker::loadFraction, this, &AppController::onLoadFraction,
+          Qt::QueuedConnection);
+  connect(worker, &InferenceWorker::loadCancelled, this, &AppController::onLoadCancelled,
           Qt::QueuedConnection);
   connect(worker, &InferenceWorker::loadProgress, this,
           [](const QString& stage) { log::info(stage); }, Qt::QueuedConnection);
@@ -250,13 +254,7 @@ void AppController::onPiece(const QString& key, const QString& text, double ms) 
     addAnswerText(*it, split.answer);
   }
   messages_.setLive(it->messageId, it->live.text(), it->live.fraction());
-  // At most one checkpoint a second: enough to keep a crash's loss small, cheap for the disk.
-  if (it->sinceCheckpoint.elapsed() >= 1000) {
-    const qint64 id = it->messageId;
-    const QString soFar = it->text;
-    guarded([&] { store_.checkpoint(id, soFar); });
-    it->sinceCheckpoint.restart();
-  }
+  checkpointIfDue(*it, ms);
   emit pieceReceived(it->conversationId, it->messageId, text);
 }
 

@@ -55,6 +55,9 @@ class AppController : public QObject {
   Q_PROPERTY(QString modelName READ modelName NOTIFY modelChanged)
   Q_PROPERTY(QString modelDetails READ modelDetails NOTIFY modelChanged)
   Q_PROPERTY(QString modelError READ modelError NOTIFY modelChanged)
+  // While a model loads: how far (0..1) and "Loading <file> 37%"; 0 and "" otherwise.
+  Q_PROPERTY(double modelLoadFraction READ modelLoadFraction NOTIFY modelLoadProgressChanged)
+  Q_PROPERTY(QString modelLoadText READ modelLoadText NOTIFY modelLoadProgressChanged)
   Q_PROPERTY(QString composerBlockReason READ composerBlockReason NOTIFY composerBlockReasonChanged)
   Q_PROPERTY(QString notice READ notice NOTIFY noticeChanged)
   Q_PROPERTY(QVariantMap settings READ settings NOTIFY settingsChanged)
@@ -102,6 +105,8 @@ class AppController : public QObject {
   QString modelName() const;
   QString modelDetails() const;
   QString modelError() const { return modelError_; }
+  double modelLoadFraction() const { return modelLoading_ ? modelLoadFraction_ : 0.0; }
+  QString modelLoadText() const;
   QString composerBlockReason() const;
   QString notice() const { return notice_; }
   QVariantMap settings() const;
@@ -160,6 +165,9 @@ class AppController : public QObject {
   Q_INVOKABLE void loadModel(const QString& path);
   Q_INVOKABLE void loadModelUrl(const QUrl& url);
   Q_INVOKABLE void reloadModel() { loadModel(modelPath_); }
+  // Stops the load in progress (app_controller_load.cpp). The model loaded before it, if any,
+  // is loaded again (the engine freed it when the load began) and the notice says so.
+  Q_INVOKABLE void cancelModelLoad();
   Q_INVOKABLE void rescanModels();
   // A remote server's model from the picker's row (app_controller_remote.cpp): new answers go
   // to it until a local model is loaded again.
@@ -180,6 +188,7 @@ class AppController : public QObject {
   void currentConversationChanged();
   void generatingChanged();
   void modelChanged();
+  void modelLoadProgressChanged();
   void composerBlockReasonChanged();
   void noticeChanged();
   void settingsChanged();
@@ -196,7 +205,8 @@ class AppController : public QObject {
   void pieceReceived(qint64 conversationId, qint64 messageId, const QString& piece);
   void submitToWorker(const ember::app::WorkerRequest& request);
   void abortInWorker(const QString& key);
-  void loadInWorker(const ember::EngineOptions& options);
+  void loadInWorker(const ember::EngineOptions& options,
+                    const std::shared_ptr<ember::LoadControl>& control);
 
  private:
   struct ActiveRequest {
@@ -223,6 +233,7 @@ class AppController : public QObject {
   void endReasoning(ActiveRequest& r, double ms);
   void addAnswerText(ActiveRequest& r, const QString& piece);
   void onReasoningPiece(const QString& key, const QString& text, double ms);
+  void checkpointIfDue(ActiveRequest& r, double ms);  // text and reasoning, once a second
   void openStore(const QString& path);
   void reloadConversations();
   void reloadMessages();
@@ -238,6 +249,8 @@ class AppController : public QObject {
   void onFailed(const QString& key, const QString& message);
   void onLoaded(const LoadedModel& model);
   void onLoadFailed(const QString& path, const QString& message);
+  void onLoadFraction(const QString& path, double fraction);
+  void onLoadCancelled(const QString& path);
   QJsonObject effectiveSettings() const;
   // The model picker's "will it fit" lines (app_controller_fit.cpp): the current load settings
   // and the chosen device's free memory, asked on fitQueries_ (a CUDA device's first answer
@@ -269,6 +282,12 @@ class AppController : public QObject {
   QString modelPath_;
   QString modelError_;
   LoadedModel model_;
+  double modelLoadFraction_ = 0;
+  std::shared_ptr<LoadControl> loadControl_;  // the load on its way (cancel() stops it)
+  // Loads handed to the worker and not yet ended. The worker runs them in order and ends each
+  // with one signal, so only the end that brings this to 0 is the newest load's.
+  int loadsInFlight_ = 0;
+  QString lastLoadedPath_;  // the model loaded last (to go back to when a load is cancelled)
   QString notice_;
   struct Queued {
     qint64 conversationId = 0;

@@ -209,13 +209,19 @@ void AppController::loadModelUrl(const QUrl& url) { loadModel(url.toLocalFile())
 
 void AppController::loadModel(const QString& path) {
   if (path.isEmpty()) return;
+  // A load on its way is replaced: stopped at its next check (its cancel is then ignored, its
+  // path not being the one loading).
+  if (loadControl_) loadControl_->cancel();
+  loadControl_ = std::make_shared<LoadControl>();
   // Answers on the old model end with it (saved as they are, marked as errors by the worker).
   modelLoading_ = true;
+  modelLoadFraction_ = 0;
   modelLoaded_ = false;
   modelError_.clear();
   modelPath_ = path;
   remote_.reset();  // new answers go to the local model again
   emit modelChanged();
+  emit modelLoadProgressChanged();
   const QJsonObject settings = effectiveSettings();
   EngineOptions options;
   options.modelPath = path.toStdString();
@@ -231,14 +237,19 @@ void AppController::loadModel(const QString& path) {
   log::info(QStringLiteral("loading model %1 (device %2, %3 answers at once)")
                 .arg(path, QString::fromStdString(options.backend))
                 .arg(options.maxSequences));
-  emit loadInWorker(options);
+  ++loadsInFlight_;
+  emit loadInWorker(options, loadControl_);
 }
 
 void AppController::onLoaded(const LoadedModel& model) {
+  if (--loadsInFlight_ > 0) return;  // a newer load follows: it frees this one first
+  if (QString::fromStdString(model.info.path) != modelPath_) return;
   model_ = model;
+  loadControl_.reset();
   modelLoading_ = false;
   modelLoaded_ = true;
   modelPath_ = QString::fromStdString(model.info.path);
+  lastLoadedPath_ = modelPath_;
   const ModelFileInfo file = describeModelFile(modelPath_);
   models_.addFile(file);
   rememberLoadedModelMemory(model, file);
@@ -249,18 +260,22 @@ void AppController::onLoaded(const LoadedModel& model) {
   if (!model.info.chatTemplateWarning.empty())
     setNotice(QString::fromStdString(model.info.chatTemplateWarning));
   emit modelChanged();
+  emit modelLoadProgressChanged();
   emit settingsChanged();
   sendQueuedIfReady();
 }
 
 void AppController::onLoadFailed(const QString& path, const QString& message) {
-  if (path != modelPath_) return;  // an older load, replaced since
+  if (--loadsInFlight_ > 0) return;  // an older load, replaced since
+  if (path != modelPath_) return;
+  loadControl_.reset();
   modelLoading_ = false;
   modelLoaded_ = false;
   modelError_ = message;
   loadedModelBytes_ = 0;  // the worker freed the old model before trying
   log::warn(QStringLiteral("model load failed: %1").arg(message));
   emit modelChanged();
+  emit modelLoadProgressChanged();
   refreshModelFit();
 }
 

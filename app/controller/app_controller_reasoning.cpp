@@ -20,7 +20,24 @@ void AppController::onReasoningPiece(const QString& key, const QString& text, do
   }
   if (!piece.isEmpty()) addReasoning(*it, piece, ms);
   messages_.setLive(it->messageId, it->live.text(), it->live.fraction());
+  checkpointIfDue(*it, ms);
   emit pieceReceived(it->conversationId, it->messageId, text);
+}
+
+// At most one checkpoint a second: enough to keep a crash's loss small, cheap for the disk. The
+// reasoning so far goes in the same row update, with its time until now while it is still
+// being written, so an answer cut short by a crash keeps both.
+void AppController::checkpointIfDue(ActiveRequest& r, double ms) {
+  if (r.sinceCheckpoint.elapsed() < 1000) return;
+  const qint64 id = r.messageId;
+  if (r.reasoning.isEmpty()) {
+    guarded([&] { store_.checkpoint(id, r.text); });
+  } else {
+    const double reasoningMs =
+        r.reasoningEndMs >= 0 ? r.reasoningMs() : std::max(0.0, ms - r.reasoningStartMs);
+    guarded([&] { store_.checkpoint(id, r.text, r.reasoning, reasoningMs); });
+  }
+  r.sinceCheckpoint.restart();
 }
 
 void AppController::addReasoning(ActiveRequest& r, const QString& piece, double ms) {

@@ -15,16 +15,61 @@ namespace {
 
 QPointer<LocalApiServer> g_instance;
 constexpr auto kGroup = "localApiServer";
+constexpr auto kSecretId = "local-api-server";  // its name in the keyring / key folder
+
+QString keyDir() {
+  return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) +
+         QStringLiteral("/keys");
+}
 
 }  // namespace
 
-LocalApiServer::LocalApiServer(EngineHost* host, QObject* parent) : QObject(parent), host_(host) {
+LocalApiServer::LocalApiServer(EngineHost* host, QObject* parent, bool useKeyring)
+    : QObject(parent), host_(host), secrets_(new ConnectionSecrets(keyDir(), QStringLiteral("Ember"), this)) {
+  secrets_->setUseKeyring(useKeyring);
   QSettings settings;
   settings.beginGroup(QLatin1String(kGroup));
   port_ = settings.value(QStringLiteral("port"), 8080).toInt();
-  apiKey_ = settings.value(QStringLiteral("apiKey")).toString();
-  const bool on = settings.value(QStringLiteral("enabled"), false).toBool();
-  if (on && host_) setEnabled(true);
+  wantEnabled_ = settings.value(QStringLiteral("enabled"), false).toBool();
+  keyStorage_ = static_cast<KeyStorage>(settings.value(QStringLiteral("keyStorage"), 0).toInt());
+  const QString inSettings = settings.value(QStringLiteral("apiKey")).toString();
+  if (!inSettings.isEmpty()) {
+    // Kept in the settings file by an earlier version: moved into the keyring (or key file).
+    settings.remove(QStringLiteral("apiKey"));
+    keyArrived(inSettings, {});
+    storeKey();
+    return;
+  }
+  if (!host_) return;
+  secrets_->load(QLatin1String(kSecretId), keyStorage_,
+                 [this](const QString& key, const QString& error) { keyArrived(key, error); });
+}
+
+void LocalApiServer::keyArrived(const QString& key, const QString& error) {
+  apiKey_ = key;
+  keyLoaded_ = true;
+  if (!error.isEmpty()) {
+    // Never serve without the key the user set: stay off and say why.
+    error_ = tr("The API key could not be read (%1); set a key to turn the server on.").arg(error);
+    wantEnabled_ = false;
+    emit changed();
+    return;
+  }
+  if (wantEnabled_ && host_) setEnabled(true);
+  else emit changed();
+}
+
+QString LocalApiServer::keyStorageText() const {
+  return keyStorage_ == KeyStorage::None ? QString() : tr("Key kept %1.").arg(keyStorageLabel(keyStorage_));
+}
+
+void LocalApiServer::storeKey() {
+  secrets_->store(QLatin1String(kSecretId), apiKey_, [this](KeyStorage where, const QString& error) {
+    keyStorage_ = where;
+    if (!error.isEmpty()) error_ = tr("The API key could not be saved: %1").arg(error);
+    save();
+    emit changed();
+  });
 }
 
 LocalApiServer::~LocalApiServer() {
@@ -44,6 +89,11 @@ QString LocalApiServer::address() const {
 }
 
 void LocalApiServer::setEnabled(bool on) {
+  if (!keyLoaded_) {  // the keyring has not answered yet: on once it has
+    wantEnabled_ = on;
+    return;
+  }
+  wantEnabled_ = on;
   if (on == enabled_ && (server_ != nullptr) == on) return;
   enabled_ = on && host_;
   restart();
@@ -62,8 +112,9 @@ void LocalApiServer::setApiKey(const QString& key) {
   const QString trimmed = key.trimmed();
   if (trimmed == apiKey_) return;
   apiKey_ = trimmed;
+  keyLoaded_ = true;  // the user's key replaces one still being read
   if (enabled_) restart();
-  save();
+  storeKey();
   emit changed();
 }
 
@@ -107,7 +158,7 @@ void LocalApiServer::save() const {
   settings.beginGroup(QLatin1String(kGroup));
   settings.setValue(QStringLiteral("enabled"), enabled_);
   settings.setValue(QStringLiteral("port"), port_);
-  settings.setValue(QStringLiteral("apiKey"), apiKey_);
+  settings.setValue(QStringLiteral("keyStorage"), static_cast<int>(keyStorage_));
 }
 
 }  // namespace ember::app

@@ -91,6 +91,10 @@ class ChatStore {
   // Saves the text streamed so far (one row update, no fsync, no re-indexing). Only for a
   // message still streaming (InvalidInput otherwise).
   void checkpoint(Id messageId, const QString& textSoFar);
+  // The same with the reasoning section streamed so far and its duration until now (ms), in the
+  // same row update: a crash keeps both.
+  void checkpoint(Id messageId, const QString& textSoFar, const QString& reasoningSoFar,
+                  double reasoningMs);
   // Final text, status (complete, stopped, error; not streaming) and, when measured, the stats,
   // all in one transaction. The message joins the search index here.
   void finishAssistantMessage(Id messageId, const QString& text, MessageStatus status,

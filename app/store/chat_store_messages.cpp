@@ -122,6 +122,11 @@ Id ChatStore::beginRegeneration(Id assistantMessageId, const QString& model) {
 }
 
 void ChatStore::checkpoint(Id messageId, const QString& textSoFar) {
+  checkpoint(messageId, textSoFar, QString(), -1);
+}
+
+void ChatStore::checkpoint(Id messageId, const QString& textSoFar, const QString& reasoningSoFar,
+                           double reasoningMs) {
   sql::ActionScope scope(db(), "saving the answer so far");
   // No fsync for a partial answer (see the header); FULL again for everything else, even when
   // the update throws.
@@ -130,9 +135,13 @@ void ChatStore::checkpoint(Id messageId, const QString& textSoFar) {
     sql::Database& db;
     ~RestoreFull() { db.tryExec("PRAGMA synchronous = FULL"); }
   } restore{db_};
+  // reasoningMs < 0: the text only (the reasoning columns are left as they are).
   sql::Statement update(db_,
-                        "UPDATE messages SET content = ?1 WHERE id = ?2 AND status = 'streaming'");
-  update.bindAll(textSoFar, messageId).run();
+                        "UPDATE messages SET content = ?1, "
+                        "reasoning = CASE WHEN ?3 < 0 THEN reasoning ELSE ?4 END, "
+                        "reasoning_ms = CASE WHEN ?3 < 0 THEN reasoning_ms ELSE ?3 END "
+                        "WHERE id = ?2 AND status = 'streaming'");
+  update.bindAll(textSoFar, messageId, reasoningMs, reasoningSoFar).run();
   if (db_.changes() == 0) {
     requireMessage(messageId);
     throw invalid(QStringLiteral("Message %1 is not being streamed.").arg(messageId));

@@ -13,6 +13,7 @@ void registerWorkerMetaTypes() {
   qRegisterMetaType<EngineOptions>();
   qRegisterMetaType<RequestStats>();
   qRegisterMetaType<PromptTokenCount>();
+  qRegisterMetaType<std::shared_ptr<LoadControl>>();
 }
 
 InferenceWorker::InferenceWorker(QObject* parent)
@@ -25,19 +26,38 @@ InferenceWorker::~InferenceWorker() {
 }
 
 void InferenceWorker::loadModel(const EngineOptions& options) {
+  loadModelWith(options, std::make_shared<LoadControl>());
+}
+
+void InferenceWorker::loadModelWith(const EngineOptions& options,
+                                    const std::shared_ptr<LoadControl>& control) {
   const QString path = QString::fromStdString(options.modelPath);
   emit loadProgress(tr("Loading %1").arg(path));
+  // Runs on the host's thread; only whole percents go out, so the GUI gets at most 101 events.
+  int lastPercent = -1;
+  control->onProgress = [this, path, &lastPercent](const LoadProgress& progress) {
+    const int percent = static_cast<int>(progress.fraction * 100.0);
+    if (percent <= lastPercent || stopRequested_.load()) return;
+    lastPercent = percent;
+    emit loadFraction(path, progress.fraction);
+  };
   LoadedModel model;
   try {
     // Requests still running on the old model finish with an error first (their failed signal).
-    model.info = host_->load(options);
+    model.info = host_->load(options, control.get());
     host_->withEngine([&](Engine* engine) {
       if (engine) model.vocabSize = static_cast<qint64>(engine->vocabSize());
     });
+  } catch (const LoadCancelled&) {
+    control->onProgress = nullptr;
+    emit loadCancelled(path);
+    return;
   } catch (const std::exception& e) {  // ember::Error and allocation failures alike
+    control->onProgress = nullptr;
     emit loadFailed(path, QString::fromUtf8(e.what()));
     return;
   }
+  control->onProgress = nullptr;  // it refers to this frame
   emit loaded(model);
 }
 

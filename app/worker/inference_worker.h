@@ -37,6 +37,10 @@ class InferenceWorker : public QObject {
  public slots:
   // Replaces the current model (requests still running on it fail with a message first).
   void loadModel(const ember::EngineOptions& options);
+  // The same, stopped (loadCancelled) when the caller calls control->cancel() from its thread,
+  // even before this slot runs. The worker sets control->onProgress (loadFraction signals).
+  void loadModelWith(const ember::EngineOptions& options,
+                     const std::shared_ptr<ember::LoadControl>& control);
   void submit(const ember::app::WorkerRequest& request);
   void abort(const QString& key);  // finishes it as cancelled at the next step
   void abortAll();
@@ -46,8 +50,13 @@ class InferenceWorker : public QObject {
 
  signals:
   void loadProgress(const QString& stage);
+  // The load of `path` is `fraction` (0..1) done: sent each time it passes a whole percent
+  // (increasing), 1 just before loaded().
+  void loadFraction(const QString& path, double fraction);
   void loaded(const ember::app::LoadedModel& model);
   void loadFailed(const QString& path, const QString& message);
+  // cancelLoad() stopped the load of `path`; no model is loaded now.
+  void loadCancelled(const QString& path);
   // The first piece also tells when the request started to produce text.
   void pieceReady(const QString& key, const QString& text, double msSinceSubmit);
   // A piece the engine marked as the model's reasoning (RequestEvent::reasoning).
@@ -68,7 +77,9 @@ class InferenceWorker : public QObject {
   };
   void onEvent(const QString& key, const RequestEvent& event);
 
+
   std::unique_ptr<EngineHost> host_;
+
   std::mutex runningMutex_;  // running_ is read by the host's thread (events) and this one
   QHash<QString, Running> running_;
   std::atomic<bool> stopRequested_{false};

@@ -3,6 +3,7 @@
 // Everything here is copied; nothing points into objects owned by the other thread.
 #include <QMetaType>
 #include <QString>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "ember/engine.h"
@@ -30,3 +31,4 @@ Q_DECLARE_METATYPE(ember::app::LoadedModel)
 Q_DECLARE_METATYPE(ember::EngineOptions)
 Q_DECLARE_METATYPE(ember::RequestStats)
 Q_DECLARE_METATYPE(ember::PromptTokenCount)
+Q_DECLARE_METATYPE(std::shared_ptr<ember::LoadControl>)

@@ -5,6 +5,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "ember/error.h"
+#include "ember/load_progress.h"
 
 #if EMBER_WITH_CUDA
 #include "backend/cuda/cuda_backend_entry.h"
@@ -46,27 +47,32 @@ std::vector<std::string> availableBackends() {
 
 std::unique_ptr<Backend> makeBackend(const gguf::GgufFile& file, const std::string& choice,
                                      int threads, std::string* autoFallbackReason,
-                                     const std::string& kernelsName) {
+                                     const std::string& kernelsName,
+                                     const PrepareProgress& progress) {
   if (autoFallbackReason) autoFallbackReason->clear();
   const cpu::KernelMode kernels = cpu::parseKernelMode(kernelsName);
   if (choice != "auto" && choice != "cpu" && choice != "cuda")
     throw ember::Error("unknown backend \"" + choice + "\" (choose auto, cpu or cuda)");
-  if (choice == "cpu") return cpu::makeCpuBackend(file, threads, kernels);
+  if (choice == "cpu") return cpu::makeCpuBackend(file, threads, kernels, progress);
   const std::string reason = cudaUnavailableReason();
   if (!reason.empty()) {
     if (choice == "cuda") throw ember::Error("the CUDA backend is not available: " + reason);
-    return cpu::makeCpuBackend(file, threads, kernels);
+    return cpu::makeCpuBackend(file, threads, kernels, progress);
   }
 #if EMBER_WITH_CUDA
-  if (choice == "cuda") return cuda::makeCudaBackend(file, cuda::cudaOptionsFromEnvironment());
+  cuda::CudaBackendOptions cudaOptions = cuda::cudaOptionsFromEnvironment();
+  cudaOptions.progress = progress;
+  if (choice == "cuda") return cuda::makeCudaBackend(file, cudaOptions);
   try {
-    return cuda::makeCudaBackend(file, cuda::cudaOptionsFromEnvironment());
+    return cuda::makeCudaBackend(file, cudaOptions);
+  } catch (const LoadCancelled&) {
+    throw;  // the caller asked to stop: no fallback
   } catch (const ember::Error& e) {
     if (autoFallbackReason) *autoFallbackReason = e.what();
-    return cpu::makeCpuBackend(file, threads, kernels);
+    return cpu::makeCpuBackend(file, threads, kernels, progress);
   }
 #else
-  return cpu::makeCpuBackend(file, threads, kernels);  // not reached: the reason above is never empty
+  return cpu::makeCpuBackend(file, threads, kernels, progress);  // not reached: the reason above is never empty
 #endif
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/prepare_progress.h"
 
 namespace ember::gguf {
 class GgufFile;
@@ -22,10 +23,12 @@ namespace ember {
 // device memory) falls back to the CPU backend; `autoFallbackReason`, when given, receives the
 // error (empty when there was no fallback). "cuda" throws that error instead.
 // kernels: the CPU backend's kernels, "fast", "reference" or "approx" (EngineOptions::kernels);
-// throws ember::Error for another name.
+// throws ember::Error for another name. progress (optional): the weights being prepared (CPU
+// repack, CUDA upload); it may throw to stop the load, which then propagates (no fallback).
 std::unique_ptr<Backend> makeBackend(const gguf::GgufFile& file, const std::string& choice,
                                      int threads, std::string* autoFallbackReason = nullptr,
-                                     const std::string& kernels = "reference");
+                                     const std::string& kernels = "reference",
+                                     const PrepareProgress& progress = {});
 
 // The choices that work on this machine now besides "auto": "cpu", then "cuda" when this build
 // has the CUDA backend and a device is present.

@@ -89,6 +89,65 @@ void applyQwen3(ModelConfig& c) {
   c.qkNormScope = QkNormScope::PerHead;
 }
 
+// Qwen3-MoE (llama.cpp: models/qwen3moe.cpp and build_moe_ffn): qwen3's attention, and in place
+// of the dense FFN a router over expert_count experts: softmax over all of them, the top
+// expert_used_count kept, their weights always divided by their sum (llama.cpp passes
+// norm_w = true for this architecture whatever expert_weights_norm says, and applies no
+// expert_weights_scale, which it never reads for it). Each expert is a SwiGLU FFN of width
+// expert_feed_forward_length (default: feed_forward_length / expert_used_count).
+// The router's keys (expert_count, expert_used_count, expert_feed_forward_length) of a
+// mixture-of-experts architecture.
+void readExperts(ModelConfig& c, const MetadataKeys& keys, bool widthRequired) {
+  const int64_t experts = keys.requiredInt("expert_count");
+  const int64_t used = keys.requiredInt("expert_used_count");
+  constexpr int64_t kMostExperts = 1024;  // llama.cpp's LLAMA_MAX_EXPERTS
+  if (experts <= 0 || experts > kMostExperts)
+    keys.fail("metadata key '" + keys.key("expert_count") + "' = " + std::to_string(experts) +
+              " must be between 1 and " + std::to_string(kMostExperts));
+  if (used <= 0 || used > experts)
+    keys.fail("metadata key '" + keys.key("expert_used_count") + "' = " + std::to_string(used) +
+              " must be between 1 and expert_count (" + std::to_string(experts) + ")");
+  c.expertCount = int32_t(experts);
+  c.expertUsedCount = int32_t(used);
+  const int64_t width = widthRequired
+                            ? keys.requiredInt("expert_feed_forward_length")
+                            : keys.optionalInt("expert_feed_forward_length").value_or(c.ffnDim / used);
+  if (width <= 0 || width > (int64_t{1} << 30))
+    keys.fail("metadata key '" + keys.key("expert_feed_forward_length") + "' = " +
+              std::to_string(width) + " is out of range");
+  c.expertFfnDim = int32_t(width);
+}
+
+void applyQwen3Moe(ModelConfig& c, const MetadataKeys& keys) {
+  applyQwen3(c);
+  readExperts(c, keys, /*widthRequired=*/false);
+  c.expertGating = ExpertGating::Softmax;
+  c.expertWeightsNorm = true;
+  c.expertWeightsScale = 1.0f;
+}
+
+// gpt-oss (llama.cpp: models/openai-moe.cpp, build_moe_ffn, the swiglu_oai op): pre-norm blocks
+// whose FFN norm is named post_attention_norm, NEOX RoPE, optional q/k/v biases and a required
+// attn_output bias, attention sinks, a sliding window (attention.sliding_window, required) on
+// every other layer starting with the first, whose RoPE is the global one unless
+// rope.freq_base_swa says otherwise; a biased router whose top-k logits are softmaxed among
+// themselves, biased experts with the clamped SwiGLU, no renormalisation and no weight scale.
+void applyGptOss(ModelConfig& c, const MetadataKeys& keys) {
+  c.ropeStyle = RopeStyle::Neox;
+  c.ffnActivation = FfnActivation::SwigluOai;
+  c.ffnNormName = "post_attention_norm";
+  c.attentionSinks = true;
+  c.attentionOutputBias = true;
+  applySlidingLayers(c, keys, keys.requiredInt("attention.sliding_window"), 2,
+                     keys.optionalFloat("rope.freq_base_swa").value_or(globalRopeBase(c)),
+                     globalRopeScale(c));
+  readExperts(c, keys, /*widthRequired=*/true);
+  c.expertGating = ExpertGating::SoftmaxOfChosen;
+  c.expertBiases = true;
+  c.expertWeightsNorm = false;
+  c.expertWeightsScale = 1.0f;
+}
+
 // Gemma 3 (llama.cpp: llama_load_hparams_gemma3 and llm_build_gemma3).
 void applyGemma3(ModelConfig& c, const MetadataKeys& keys) {
   c.ropeStyle = RopeStyle::Neox;
@@ -197,6 +256,8 @@ void applyArchitectureRules(ModelConfig& config, const MetadataKeys& keys) {
     case Architecture::Mistral3: return applyMistral3(config, keys);
     case Architecture::Qwen2: return applyQwen2(config);
     case Architecture::Qwen3: return applyQwen3(config);
+    case Architecture::Qwen3Moe: return applyQwen3Moe(config, keys);
+    case Architecture::GptOss: return applyGptOss(config, keys);
     case Architecture::Gemma2: return applyGemma2(config, keys);
     case Architecture::Gemma3: return applyGemma3(config, keys);
     case Architecture::Granite: return applyGranite(config, keys);

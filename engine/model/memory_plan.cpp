@@ -99,11 +99,17 @@ uint64_t weightBytes(const gguf::GgufFile& file) {
 }
 
 uint64_t estimateWorkspaceBytes(const ModelConfig& config, int32_t stepTokens, int32_t sequences) {
-  const uint64_t embd = uint64_t(config.embeddingDim), ff = uint64_t(config.ffnDim);
+  const uint64_t embd = uint64_t(config.embeddingDim);
+  // A mixture of experts runs k experts of n_ff_exp per token, with the token's input and each
+  // expert's output copied per expert, and one router logit per expert.
+  const bool moe = config.mixtureOfExperts();
+  const uint64_t used = uint64_t(config.expertUsedCount);
+  const uint64_t ff = moe ? uint64_t(config.expertFfnDim) * used : uint64_t(config.ffnDim);
+  const uint64_t experts = moe ? 2 * used * embd + uint64_t(config.expertCount) : 0;
   // Per token, fp32: the residual, the normed input and the attention output (3 x n_embd),
   // q, k and v, and the FFN's gate and up halves.
   const uint64_t perToken = 4 * (3 * embd + uint64_t(config.qDim()) + uint64_t(config.kvDim()) +
-                                 uint64_t(config.vDim()) + 2 * ff);
+                                 uint64_t(config.vDim()) + 2 * ff + experts);
   const uint64_t activations = saturatingMul(perToken, uint64_t(std::max(stepTokens, 1)));
   const uint64_t logits =
       saturatingMul(4 * uint64_t(config.vocabSize), uint64_t(std::max(sequences, 1)));

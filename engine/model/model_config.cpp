@@ -16,7 +16,9 @@ Architecture parseArchitecture(const MetadataKeys& keys, const std::string& name
   static const std::pair<const char*, Architecture> kNames[] = {
       {"llama", Architecture::Llama},     {"mistral3", Architecture::Mistral3},
       {"qwen2", Architecture::Qwen2},
-      {"qwen3", Architecture::Qwen3},     {"gemma2", Architecture::Gemma2},
+      {"qwen3", Architecture::Qwen3},     {"qwen3moe", Architecture::Qwen3Moe},
+      {"gpt-oss", Architecture::GptOss},
+      {"gemma2", Architecture::Gemma2},
       {"gemma3", Architecture::Gemma3},   {"granite", Architecture::Granite},
       {"olmo2", Architecture::Olmo2},     {"phi3", Architecture::Phi3},
       {"smollm3", Architecture::SmolLM3},
@@ -146,7 +148,14 @@ ModelConfig readModelConfig(const gguf::GgufFile& file) {
 
   c.layerCount = positiveInt32(keys, "block_count", keys.requiredInt("block_count"));
   c.embeddingDim = positiveInt32(keys, "embedding_length", keys.requiredInt("embedding_length"));
-  c.ffnDim = positiveInt32(keys, "feed_forward_length", keys.requiredInt("feed_forward_length"));
+  // A mixture-of-experts file may leave out the dense width when it gives the experts' own
+  // (as llama.cpp allows); every other architecture needs it.
+  const auto ffn = keys.optionalInt("feed_forward_length");
+  const bool moe = c.architecture == Architecture::Qwen3Moe || c.architecture == Architecture::GptOss;
+  if (ffn || !moe ||
+      !keys.optionalInt("expert_feed_forward_length"))
+    c.ffnDim = positiveInt32(keys, "feed_forward_length",
+                             ffn ? *ffn : keys.requiredInt("feed_forward_length"));
   c.contextLength = positiveInt32(keys, "context_length", keys.requiredInt("context_length"));
   c.headCount =
       positiveInt32(keys, "attention.head_count", keys.requiredInt("attention.head_count"));
@@ -218,6 +227,16 @@ std::string ModelConfig::describe() const {
   if (attentionSoftcap > 0.0f) s << ", attention softcap " << attentionSoftcap;
   if (finalLogitSoftcap > 0.0f) s << ", logit softcap " << finalLogitSoftcap;
   if (residualScale != 1.0f) s << ", residual scale " << residualScale;
+  if (mixtureOfExperts()) {
+    s << ", " << expertCount << " experts (top " << expertUsedCount << ", n_ff " << expertFfnDim
+      << ")";
+    if (expertWeightsNorm) s << " weights renormalised";
+    if (expertWeightsScale != 1.0f) s << " scaled " << expertWeightsScale;
+    if (expertGating == ExpertGating::SoftmaxOfChosen) s << " softmax of the chosen";
+    if (expertBiases) s << " biased";
+  }
+  if (ffnActivation == FfnActivation::SwigluOai) s << ", clamped swiglu";
+  if (attentionSinks) s << ", attention sinks";
   if (logitScale != 1.0f) s << ", logit scale " << logitScale;
   return s.str();
 }

@@ -24,7 +24,7 @@ class ModelConfigError : public ember::Error {
 };
 
 enum class Architecture : uint8_t {
-  Llama, Mistral3, Qwen2, Qwen3, Gemma2, Gemma3, Granite, Olmo2, Phi3, SmolLM3,
+  Llama, Mistral3, Qwen2, Qwen3, Qwen3Moe, GptOss, Gemma2, Gemma3, Granite, Olmo2, Phi3, SmolLM3,
 };
 
 // What RMSNorm over q and k before RoPE normalizes, if anything.
@@ -43,6 +43,16 @@ enum class RopeStyle : uint8_t { Normal, Neox };
 enum class FfnActivation : uint8_t {
   SiluGlu,      // SwiGLU: silu(gate) * up (llama, qwen2)
   GeluTanhGlu,  // GeGLU with the tanh approximation of GELU (gemma3)
+  // gpt-oss's clamped SwiGLU: g = min(gate, 7), u = clamp(up, -7, 7),
+  // g * sigmoid(1.702 g) * (u + 1) (llama.cpp's swiglu_oai with its fixed alpha and limit)
+  SwigluOai,
+};
+
+// How a mixture-of-experts router turns its logits (one per expert) into the weights of the
+// experts it selects.
+enum class ExpertGating : uint8_t {
+  Softmax,  // softmax over all experts, then the top-k of those probabilities (qwen3moe)
+  SoftmaxOfChosen,  // the top-k of the logits, then a softmax over those k (gpt-oss)
 };
 
 // Per-layer attention settings (they differ between sliding-window and global layers).
@@ -110,6 +120,28 @@ struct ModelConfig {
   // (phi3).
   bool fusedGateUp = false;
   FfnActivation ffnActivation = FfnActivation::SiluGlu;
+
+  // Mixture of experts (expertCount > 0): the FFN is a router (ffn_gate_inp) choosing
+  // expertUsedCount of expertCount experts per token, each a gated FFN of width expertFfnDim
+  // (ffn_gate_exps / ffn_up_exps / ffn_down_exps); the block's output is the sum of the chosen
+  // experts' outputs times their weights, in the order of the router's ranking.
+  int32_t expertCount = 0;      // <arch>.expert_count
+  int32_t expertUsedCount = 0;  // <arch>.expert_used_count (the k of top-k)
+  int32_t expertFfnDim = 0;     // <arch>.expert_feed_forward_length (default n_ff / k)
+  ExpertGating expertGating = ExpertGating::Softmax;
+  bool expertWeightsNorm = false;   // the k selected weights are divided by their sum
+  float expertWeightsScale = 1.0f;  // then multiplied by this
+  // The router and every expert matrix have biases (gpt-oss): ffn_gate_inp.bias and
+  // ffn_{gate,up,down}_exps.bias, added to each product before what follows it.
+  bool expertBiases = false;
+  bool mixtureOfExperts() const { return expertCount > 0; }
+
+  // Attention sinks (gpt-oss): a learned logit per head (attn_sinks) that joins each query's
+  // softmax as one more score with no value, taking its share of the attention weight.
+  bool attentionSinks = false;
+  bool attentionOutputBias = false;  // attn_output.bias is required (gpt-oss; optional elsewhere)
+  // The name of the norm before the FFN: "ffn_norm", or gpt-oss's "post_attention_norm".
+  std::string ffnNormName = "ffn_norm";
 
   int32_t qDim() const { return headCount * headDim; }         // width of the q projection
   int32_t kvDim() const { return kvHeadCount * headDim; }      // width of the k projection

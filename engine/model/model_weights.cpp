@@ -66,6 +66,22 @@ void bindAttentionProjections(const Binder& b, const gguf::GgufFile& file, const
                            "' has some but not all of the attn_q/attn_k/attn_v biases");
 }
 
+// The router and the stacked experts of a mixture-of-experts layer.
+void bindExperts(const Binder& b, const std::string& p, const ModelConfig& c, LayerWeights& l) {
+  const uint64_t embd = uint64_t(c.embeddingDim), ffExp = uint64_t(c.expertFfnDim);
+  const uint64_t experts = uint64_t(c.expertCount);
+  l.ffnGateInp = b.bind(p + "ffn_gate_inp.weight", {embd, experts});
+  l.ffnGateExps = b.bind(p + "ffn_gate_exps.weight", {embd, ffExp, experts});
+  l.ffnUpExps = b.bind(p + "ffn_up_exps.weight", {embd, ffExp, experts});
+  l.ffnDownExps = b.bind(p + "ffn_down_exps.weight", {ffExp, embd, experts});
+  if (c.expertBiases) {
+    l.ffnGateInpBias = b.bind(p + "ffn_gate_inp.bias", {experts});
+    l.ffnGateExpsBias = b.bind(p + "ffn_gate_exps.bias", {ffExp, experts});
+    l.ffnUpExpsBias = b.bind(p + "ffn_up_exps.bias", {ffExp, experts});
+    l.ffnDownExpsBias = b.bind(p + "ffn_down_exps.bias", {embd, experts});
+  }
+}
+
 }  // namespace
 
 ModelWeights bindModelWeights(const gguf::GgufFile& file, const ModelConfig& c) {
@@ -91,7 +107,8 @@ ModelWeights bindModelWeights(const gguf::GgufFile& file, const ModelConfig& c) 
     if (c.preNorms) l.attnNorm = b.bind(p + "attn_norm.weight", {embd});
     bindAttentionProjections(b, file, p, c, l);
     l.wo = b.bind(p + "attn_output.weight", {uint64_t(c.attnOutDim()), embd});
-    l.bo = b.bind(p + "attn_output.bias", {embd}, /*required=*/false);
+    l.bo = b.bind(p + "attn_output.bias", {embd}, c.attentionOutputBias);
+    if (c.attentionSinks) l.attnSinks = b.bind(p + "attn_sinks.weight", {uint64_t(c.headCount)});
     if (c.qkNormScope == QkNormScope::PerHead) {
       l.qNorm = b.bind(p + "attn_q_norm.weight", {headDim});
       l.kNorm = b.bind(p + "attn_k_norm.weight", {headDim});
@@ -99,8 +116,10 @@ ModelWeights bindModelWeights(const gguf::GgufFile& file, const ModelConfig& c) 
       l.qNorm = b.bind(p + "attn_q_norm.weight", {qDim});
       l.kNorm = b.bind(p + "attn_k_norm.weight", {kDim});
     }
-    if (c.preNorms) l.ffnNorm = b.bind(p + "ffn_norm.weight", {embd});
-    if (c.fusedGateUp) {
+    if (c.preNorms) l.ffnNorm = b.bind(p + c.ffnNormName + ".weight", {embd});
+    if (c.mixtureOfExperts()) {
+      bindExperts(b, p, c, l);
+    } else if (c.fusedGateUp) {
       const gguf::TensorInfo* gateUp = b.bind(p + "ffn_up.weight", {embd, 2 * ff});
       l.ffnGate = {gateUp, 0, ff};
       l.ffnUp = {gateUp, ff, ff};
@@ -108,7 +127,7 @@ ModelWeights bindModelWeights(const gguf::GgufFile& file, const ModelConfig& c) 
       l.ffnGate = {b.bind(p + "ffn_gate.weight", {embd, ff}), 0, ff};
       l.ffnUp = {b.bind(p + "ffn_up.weight", {embd, ff}), 0, ff};
     }
-    l.ffnDown = b.bind(p + "ffn_down.weight", {ff, embd});
+    if (!c.mixtureOfExperts()) l.ffnDown = b.bind(p + "ffn_down.weight", {ff, embd});
     if (c.postNorms) {
       l.postAttnNorm = b.bind(p + "post_attention_norm.weight", {embd});
       l.postFfnNorm = b.bind(p + "post_ffw_norm.weight", {embd});
@@ -124,6 +143,12 @@ ModelWeights bindModelWeights(const gguf::GgufFile& file, const ModelConfig& c) 
                                  "' (a feed-forward bias) is not supported for " +
                                  c.architectureName + " (llama.cpp does not load one either)");
     }
+    if (!c.expertBiases)  // the router's and experts' biases (gpt-oss) elsewhere
+      for (const char* bias : {"ffn_gate_inp.bias", "ffn_gate_exps.bias", "ffn_up_exps.bias",
+                               "ffn_down_exps.bias"})
+        if (file.findTensor(p + bias))
+          throw ModelConfigError(file.path() + ": tensor '" + p + bias +
+                                 "' (an expert bias) is not supported for " + c.architectureName);
   }
   return w;
 }

@@ -42,6 +42,19 @@ struct LayerWeights {
   const gguf::TensorInfo* ffnUpBias = nullptr;     // [n_ff]    (as ffnGateBias)
   const gguf::TensorInfo* ffnDownBias = nullptr;   // [n_embd]  (as ffnGateBias)
   const gguf::TensorInfo* postFfnNorm = nullptr;   // [n_embd]                (gemma2/3, olmo2)
+  // Mixture of experts, in place of ffnGate/ffnUp/ffnDown: the router and the experts' matrices
+  // stacked along the last dimension (expert e's gate is rows [e * n_ff_exp, (e + 1) * n_ff_exp)
+  // of ffnGateExps seen as [n_embd, n_ff_exp * n_expert]).
+  const gguf::TensorInfo* ffnGateInp = nullptr;   // [n_embd, n_expert]
+  const gguf::TensorInfo* ffnGateExps = nullptr;  // [n_embd, n_ff_exp, n_expert]
+  const gguf::TensorInfo* ffnUpExps = nullptr;    // [n_embd, n_ff_exp, n_expert]
+  const gguf::TensorInfo* ffnDownExps = nullptr;  // [n_ff_exp, n_embd, n_expert]
+  // Their biases (gpt-oss), one row per expert.
+  const gguf::TensorInfo* ffnGateInpBias = nullptr;   // [n_expert]
+  const gguf::TensorInfo* ffnGateExpsBias = nullptr;  // [n_ff_exp, n_expert]
+  const gguf::TensorInfo* ffnUpExpsBias = nullptr;    // [n_ff_exp, n_expert]
+  const gguf::TensorInfo* ffnDownExpsBias = nullptr;  // [n_embd, n_expert]
+  const gguf::TensorInfo* attnSinks = nullptr;        // [n_head] (gpt-oss)
 };
 
 struct ModelWeights {

@@ -45,6 +45,28 @@ void quantizeQ8_0Block(const float* x, uint8_t* out) {
   for (int j = 0; j < kBlock; ++j) out[2 + j] = uint8_t(int8_t(std::lround(x[j] * inverse)));
 }
 
+// MXFP4 as gguf-py quantizes it: the shared scale e = floor(log2(max|x|)) - 2 + 127 (0 for an
+// all-zero block), each element the nearest of the doubled E2M1 values times 2^(e - 128), the
+// first of equally near ones.
+void quantizeMxfp4Block(const float* x, uint8_t* out) {
+  const int8_t* kValues = cpu::quant::kFp4Values;
+  float magnitude = 0;
+  for (int j = 0; j < kBlock; ++j) magnitude = std::max(magnitude, std::fabs(x[j]));
+  const uint8_t e =
+      magnitude > 0 ? uint8_t(int(std::floor(std::log2(magnitude))) - 2 + 127) : uint8_t(0);
+  const float half = cpu::quant::e8m0Half(e);
+  const auto code = [&](float v) {
+    int best = 0;
+    for (int k = 1; k < 16; ++k)
+      if (std::fabs(half * float(kValues[k]) - v) < std::fabs(half * float(kValues[best]) - v))
+        best = k;
+    return uint8_t(best);
+  };
+  out[0] = e;
+  for (int j = 0; j < kBlock / 2; ++j)
+    out[1 + j] = uint8_t(code(x[j]) | code(x[j + kBlock / 2]) << 4);
+}
+
 }  // namespace
 
 uint64_t rowBytes(gguf::GgmlType type, int64_t count) {
@@ -66,23 +88,25 @@ void quantizeRow(gguf::GgmlType type, const float* x, int64_t count, uint8_t* ou
       }
       return;
     case GgmlType::Q4_0:
-    case GgmlType::Q8_0: {
+    case GgmlType::Q8_0:
+    case GgmlType::MXFP4: {
       if (count % kBlock != 0)
         throw Error("synthetic model: a row of " + std::to_string(count) +
                     " elements is not a whole number of 32-element blocks");
-      const bool q4 = type == GgmlType::Q4_0;
-      const int64_t blockBytes = q4 ? 18 : 34;
+      const int64_t blockBytes = int64_t(rowBytes(type, kBlock));
       for (int64_t b = 0; b < count / kBlock; ++b) {
-        if (q4)
+        if (type == GgmlType::Q4_0)
           quantizeQ4_0Block(x + b * kBlock, out + b * blockBytes);
-        else
+        else if (type == GgmlType::Q8_0)
           quantizeQ8_0Block(x + b * kBlock, out + b * blockBytes);
+        else
+          quantizeMxfp4Block(x + b * kBlock, out + b * blockBytes);
       }
       return;
     }
     default:
       throw Error("synthetic model: cannot write tensors of type " +
-                  std::string(gguf::ggmlTypeName(type)) + " (expected q4_0, q8_0, f16 or f32)");
+                  std::string(gguf::ggmlTypeName(type)) + " (expected q4_0, q8_0, mxfp4, f16 or f32)");
   }
 }
 

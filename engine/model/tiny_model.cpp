@@ -24,22 +24,27 @@ using gguf::Value;
 // require it).
 constexpr uint32_t kLayers = 4, kEmbd = 64, kFfn = 128, kHeads = 4, kKvHeads = 2, kHeadDim = 16;
 constexpr uint32_t kContext = 256;
+// The mixture of experts (qwen3moe): 8 experts of n_ff 32, 2 per token.
+constexpr uint32_t kExperts = 8, kExpertsUsed = 2, kExpertFfn = 32;
 constexpr uint64_t kAlignment = 32;
 
-enum class Fill : uint8_t { Weight, Embedding, Norm, Bias };
+// Sink: attention-sink logits ~ N(0, 1), of the size of the scores, so they take a real share.
+// WideBias: gpt-oss's expert gate/up biases ~ N(0, 4^2), so that its SwiGLU's clamp at 7 bites.
+enum class Fill : uint8_t { Weight, Embedding, Norm, Bias, Sink, WideBias };
 
 struct Tensor {
   std::string name;
   std::vector<uint64_t> shape;  // ggml order
   Fill fill = Fill::Weight;
+  gguf::GgmlType storedAs = gguf::GgmlType::F32;
   uint64_t elements() const {
     uint64_t n = 1;
     for (uint64_t d : shape) n *= d;
     return n;
   }
-  // Everything in F32: the products then carry no quantization, so llama.cpp and Ember differ
-  // only in the order of their float sums.
-  gguf::GgmlType type() const { return gguf::GgmlType::F32; }
+  // F32 unless a preset says otherwise: the products then carry no quantization, so llama.cpp
+  // and Ember differ only in the order of their float sums.
+  gguf::GgmlType type() const { return storedAs; }
   uint64_t bytes() const { return rowBytes(type(), int64_t(shape[0])) * (elements() / shape[0]); }
 };
 
@@ -79,7 +84,19 @@ void addMetadata(Plan& plan, const std::string& arch, const std::string& preset,
   u32("rope.dimension_count", kHeadDim);
   u32("vocab_size", uint32_t(vocab));
   f32("attention.layer_norm_rms_epsilon", 1e-6f);
-  f32("rope.freq_base", among(arch, {"qwen2", "qwen3", "gemma3"}) ? 1000000.0f : 10000.0f);
+  f32("rope.freq_base",
+      among(arch, {"qwen2", "qwen3", "qwen3moe", "gemma3"}) ? 1000000.0f : 10000.0f);
+  if (arch == "qwen3moe" || arch == "gpt-oss") {
+    u32("expert_count", kExperts);
+    u32("expert_used_count", kExpertsUsed);
+    u32("expert_feed_forward_length", kExpertFfn);
+  }
+  if (arch == "gpt-oss") {  // gpt-oss's YaRN (factor 32) over a short original context
+    u32("attention.sliding_window", 4);
+    m.emplace_back(arch + ".rope.scaling.type", Value::makeString("yarn"));
+    f32("rope.scaling.factor", 32.0f);
+    u32("rope.scaling.original_context_length", 64);
+  }
   if (arch == "gemma2") {
     u32("attention.sliding_window", 4);
     f32("attn_logit_softcapping", 3.0f);
@@ -126,7 +143,9 @@ void addTensors(Plan& plan, const std::string& arch, const std::string& preset, 
   const uint64_t embd = kEmbd, ff = kFfn, q = kHeads * kHeadDim, kv = kKvHeads * kHeadDim;
   const bool preNorms = arch != "olmo2";
   const bool postNorms = among(arch, {"gemma2", "gemma3", "olmo2"});
-  const bool tied = arch != "llama" && arch != "olmo2";  // olmo2 requires output.weight
+  // olmo2 and gpt-oss require output.weight
+  const bool tied = arch != "llama" && arch != "olmo2" && arch != "gpt-oss";
+  const bool gptOss = arch == "gpt-oss";
   t.push_back({"token_embd.weight", {embd, vocab}, Fill::Embedding});
   t.push_back({"output_norm.weight", {embd}, Fill::Norm});
   if (!tied) t.push_back({"output.weight", {embd, vocab}});
@@ -144,12 +163,12 @@ void addTensors(Plan& plan, const std::string& arch, const std::string& preset, 
       t.push_back({p + "attn_k.weight", {embd, kv}});
       t.push_back({p + "attn_v.weight", {embd, kv}});
     }
-    if (arch == "qwen2") {
+    if (arch == "qwen2" || gptOss) {
       t.push_back({p + "attn_q.bias", {q}, Fill::Bias});
       t.push_back({p + "attn_k.bias", {kv}, Fill::Bias});
       t.push_back({p + "attn_v.bias", {kv}, Fill::Bias});
     }
-    if (among(arch, {"qwen3", "gemma3"})) {
+    if (among(arch, {"qwen3", "qwen3moe", "gemma3"})) {
       t.push_back({p + "attn_q_norm.weight", {kHeadDim}, Fill::Norm});
       t.push_back({p + "attn_k_norm.weight", {kHeadDim}, Fill::Norm});
     } else if (arch == "olmo2") {
@@ -157,15 +176,37 @@ void addTensors(Plan& plan, const std::string& arch, const std::string& preset, 
       t.push_back({p + "attn_k_norm.weight", {kv}, Fill::Norm});
     }
     t.push_back({p + "attn_output.weight", {q, embd}});
+    if (gptOss) {
+      t.push_back({p + "attn_output.bias", {embd}, Fill::Bias});
+      t.push_back({p + "attn_sinks.weight", {kHeads}, Fill::Sink});
+    }
     if (postNorms) t.push_back({p + "post_attention_norm.weight", {embd}, Fill::Norm});
-    if (preNorms) t.push_back({p + "ffn_norm.weight", {embd}, Fill::Norm});
-    if (arch == "phi3") {
+    // gpt-oss names its FFN's pre-norm post_attention_norm
+    if (preNorms) t.push_back({p + (gptOss ? "post_attention_norm" : "ffn_norm") + ".weight",
+                               {embd}, Fill::Norm});
+    if (arch == "qwen3moe" || gptOss) {  // the router, then every expert's matrices stacked
+      const uint64_t experts = kExperts, ffExp = kExpertFfn;
+      // tiny-mxfp4: the experts in MXFP4, as the published gpt-oss files store them
+      const gguf::GgmlType expertType =
+          preset == "tiny-mxfp4" ? gguf::GgmlType::MXFP4 : gguf::GgmlType::F32;
+      t.push_back({p + "ffn_gate_inp.weight", {embd, experts}});
+      t.push_back({p + "ffn_gate_exps.weight", {embd, ffExp, experts}, Fill::Weight, expertType});
+      t.push_back({p + "ffn_up_exps.weight", {embd, ffExp, experts}, Fill::Weight, expertType});
+      t.push_back({p + "ffn_down_exps.weight", {ffExp, embd, experts}, Fill::Weight, expertType});
+      if (gptOss) {
+        t.push_back({p + "ffn_gate_inp.bias", {experts}, Fill::Bias});
+        t.push_back({p + "ffn_gate_exps.bias", {ffExp, experts}, Fill::WideBias});
+        t.push_back({p + "ffn_up_exps.bias", {ffExp, experts}, Fill::WideBias});
+        t.push_back({p + "ffn_down_exps.bias", {embd, experts}, Fill::Bias});
+      }
+    } else if (arch == "phi3") {
       t.push_back({p + "ffn_up.weight", {embd, 2 * ff}});  // gate rows, then up rows
+      t.push_back({p + "ffn_down.weight", {ff, embd}});
     } else {
       t.push_back({p + "ffn_gate.weight", {embd, ff}});
       t.push_back({p + "ffn_up.weight", {embd, ff}});
+      t.push_back({p + "ffn_down.weight", {ff, embd}});
     }
-    t.push_back({p + "ffn_down.weight", {ff, embd}});
     if (preset == "tiny-ffn-bias") {
       t.push_back({p + "ffn_gate.bias", {ff}, Fill::Bias});
       t.push_back({p + "ffn_up.bias", {ff}, Fill::Bias});
@@ -184,6 +225,8 @@ std::vector<float> tensorValues(const Tensor& t, uint64_t index, uint64_t seed) 
   float scale = 1.0f / std::sqrt(float(cols));
   if (t.fill == Fill::Embedding) scale = 0.1f;
   if (t.fill == Fill::Norm || t.fill == Fill::Bias) scale = 0.1f;
+  if (t.fill == Fill::Sink) scale = 1.0f;
+  if (t.fill == Fill::WideBias) scale = 4.0f;
   std::vector<float> values(t.elements());
   for (uint64_t r = 0; r < rows; ++r)
     syntheticRowValues(seed, index, r, scale, values.data() + r * cols, int64_t(cols));
@@ -195,15 +238,19 @@ std::vector<float> tensorValues(const Tensor& t, uint64_t index, uint64_t seed) 
 }  // namespace
 
 std::vector<std::string> tinyModelArchitectures() {
-  return {"llama", "mistral3", "qwen2",  "qwen3",  "gemma2",
-          "gemma3", "granite", "olmo2", "phi3", "smollm3"};
+  return {"llama",  "mistral3", "qwen2", "qwen3", "qwen3moe", "gpt-oss",
+          "gemma2", "gemma3",   "granite", "olmo2", "phi3",    "smollm3"};
 }
 
 void writeTinyModel(const TinyModelSpec& spec, const std::filesystem::path& path) {
   if (spec.preset != "tiny" && spec.preset != "tiny-yarn" && spec.preset != "tiny-longrope" &&
-      spec.preset != "tiny-ffn-bias")
+      spec.preset != "tiny-ffn-bias" && spec.preset != "tiny-mxfp4")
     throw Error("tiny model: unknown preset '" + spec.preset +
-                "' (known: tiny, tiny-yarn, tiny-longrope, tiny-ffn-bias)");
+                "' (known: tiny, tiny-yarn, tiny-longrope, tiny-ffn-bias, tiny-mxfp4)");
+  if (spec.preset == "tiny-mxfp4" && spec.architecture != "qwen3moe" &&
+      spec.architecture != "gpt-oss")
+    throw Error("tiny model: preset 'tiny-mxfp4' quantizes experts; architecture '" +
+                spec.architecture + "' has none");
   const std::vector<std::string> known = tinyModelArchitectures();
   if (std::find(known.begin(), known.end(), spec.architecture) == known.end()) {
     std::string list;

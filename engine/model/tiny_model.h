@@ -16,9 +16,10 @@ struct TinyModelSpec {
   std::string architecture;          // general.architecture, one of tinyModelArchitectures()
   // "tiny", or a variant with a RoPE scaling: "tiny-yarn" (YaRN, factor 4 over an original
   // context of 64), "tiny-longrope" (LongRoPE short/long factors and attn_factor, as Phi-3.5 and
-  // Phi-4-mini files carry); or "tiny-ffn-bias": biases on ffn_gate, ffn_up and ffn_down (a valid
+  // Phi-4-mini files carry); "tiny-ffn-bias": biases on ffn_gate, ffn_up and ffn_down (a valid
   // model for llama, mistral3 and granite, which load them as llama.cpp does; for the other
-  // architectures a file the loader refuses, naming the bias).
+  // architectures a file the loader refuses, naming the bias); or "tiny-mxfp4" (qwen3moe and
+  // gpt-oss: the experts in MXFP4, as the published gpt-oss files store them).
   std::string preset = "tiny";
   std::filesystem::path vocabulary;  // a GGUF whose tokenizer.* metadata is copied
   uint64_t seed = 1;

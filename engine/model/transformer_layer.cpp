@@ -53,13 +53,17 @@ void attentionBlock(const ModelConfig& c, LayerOps& ops, int32_t il) {
 // preNorms and a layer follows, Normed = rmsnorm(Hidden, the next layer's attn_norm).
 void feedForwardBlock(const ModelConfig& c, LayerOps& ops, int32_t il) {
   const Activation in = c.preNorms ? A::Normed : A::Hidden;
-  ops.project(il, W::FfnGate, in, A::Gate);
-  if (ops.has(il, W::BGate)) ops.addBias(il, W::BGate, A::Gate);
-  ops.project(il, W::FfnUp, in, A::Up);
-  if (ops.has(il, W::BUp)) ops.addBias(il, W::BUp, A::Up);
-  ops.gatedActivation(c.ffnActivation);
-  ops.project(il, W::FfnDown, A::Activated, A::BlockOut);
-  if (ops.has(il, W::BDown)) ops.addBias(il, W::BDown, A::BlockOut);
+  if (c.mixtureOfExperts()) {
+    ops.expertFeedForward(il, in, A::BlockOut);
+  } else {
+    ops.project(il, W::FfnGate, in, A::Gate);
+    if (ops.has(il, W::BGate)) ops.addBias(il, W::BGate, A::Gate);
+    ops.project(il, W::FfnUp, in, A::Up);
+    if (ops.has(il, W::BUp)) ops.addBias(il, W::BUp, A::Up);
+    ops.gatedActivation(c.ffnActivation);
+    ops.project(il, W::FfnDown, A::Activated, A::BlockOut);
+    if (ops.has(il, W::BDown)) ops.addBias(il, W::BDown, A::BlockOut);
+  }
   const Activation delta = finishBlock(c, ops, il, W::PostFfnNorm);
   if (c.preNorms && il + 1 < c.layerCount)
     ops.addResidualThenNorm(delta, il + 1, W::AttnNorm, A::Normed, c.embeddingDim);
@@ -79,6 +83,7 @@ AttentionStep attentionStep(const ModelConfig& c, int32_t layer) {
     step.scoreScale = c.attentionScale;
   step.softcap = c.attentionSoftcap;
   step.window = c.layers[size_t(layer)].slidingWindow ? c.slidingWindow : 0;
+  step.sinks = c.attentionSinks;
   return step;
 }
 

@@ -11,6 +11,10 @@
 //   out  = h + residual_scale * [post_norm](ffn_down(act(ffn_gate(in) [+ bias]) *
 //                                                     (ffn_up(in) [+ bias])) [+ bias])
 //
+// In a mixture-of-experts layer the FFN is the router's choice of experts instead:
+//   p    = gating(ffn_gate_inp(in))  over n_expert;  keep the top k (ranked)  [/ their sum]
+//   out  = h + sum over the kept e, in rank order, of p_e * down_e(act(gate_e(in)) * up_e(in))
+//
 // T below is the number of tokens in the step.
 #include <cstdint>
 
@@ -45,6 +49,7 @@ struct AttentionStep {
   float scoreScale = 1.0f;  // multiplies q.k
   float softcap = 0.0f;     // scores = cap * tanh(scores / cap) when > 0, before scoreScale
   int32_t window = 0;       // > 0: a query sees only the last `window` positions (itself included)
+  bool sinks = false;       // each head's attn_sinks logit joins its softmax (gpt-oss)
 };
 
 class LayerOps {
@@ -69,6 +74,10 @@ class LayerOps {
   virtual void attention(int32_t layer, const AttentionStep& step) = 0;
   // Activated = act(Gate) * Up.
   virtual void gatedActivation(FfnActivation activation) = 0;
+  // y (T, n_embd) = the mixture of experts of the layer over x (T, n_embd), as the header
+  // describes: router, gating, top-k (config.expertUsedCount), optional renormalisation, and
+  // each token through only the experts chosen for it.
+  virtual void expertFeedForward(int32_t layer, Activation x, Activation y) = 0;
   // x *= factor.
   virtual void scale(Activation x, float factor) = 0;
   // Hidden += delta.

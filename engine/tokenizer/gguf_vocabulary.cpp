@@ -47,6 +47,37 @@ void applyControlOverrides(GgufVocabulary& vocab) {
   }
 }
 
+// gpt-oss's harmony format (o200k_harmony), as llama.cpp's vocabulary loader handles it: the
+// message markers <|start|>, <|channel|>, <|message|> and <|constrain|> are always rendered as
+// text (user-defined), so a reader can tell the channels apart in the output.
+void renderHarmonyMarkers(GgufVocabulary& vocab) {
+  static constexpr std::array<std::string_view, 4> kMarkers = {"<|start|>", "<|channel|>",
+                                                               "<|message|>", "<|constrain|>"};
+  for (size_t i = 0; i < vocab.tokens.size() && i < vocab.types.size(); ++i)
+    if (std::find(kMarkers.begin(), kMarkers.end(), vocab.tokens[i]) != kMarkers.end())
+      vocab.types[i] = TokenType::UserDefined;
+}
+
+// The same loader's rule for harmony and solar-open: where the end-of-generation set holds
+// <|return|> and <|call|> (or <|calls|>), or <|call|>/<|calls|> and <|flush|>, <|end|> only
+// closes one message of the answer (the reasoning channel's), so it leaves the set and is
+// rendered as text.
+void keepHarmonyEndInAnswer(GgufVocabulary& vocab) {
+  std::vector<TokenId>& eog = vocab.special.endOfGeneration;
+  bool hasReturn = false, hasCall = false, hasFlush = false;
+  std::optional<TokenId> end;
+  for (const TokenId id : eog) {
+    const std::string& text = vocab.tokens[size_t(id)];
+    hasReturn |= text == "<|return|>";
+    hasCall |= text == "<|call|>" || text == "<|calls|>";
+    hasFlush |= text == "<|flush|>";
+    if (text == "<|end|>") end = id;
+  }
+  if (!end || !((hasReturn && hasCall) || (hasCall && hasFlush))) return;
+  eog.erase(std::find(eog.begin(), eog.end(), *end));
+  if (size_t(*end) < vocab.types.size()) vocab.types[size_t(*end)] = TokenType::UserDefined;
+}
+
 [[noreturn]] void fail(const gguf::GgufFile& file, const std::string& what) {
   throw Error(file.path() + ": " + what);
 }
@@ -147,6 +178,7 @@ GgufVocabulary readGgufVocabulary(const gguf::GgufFile& file) {
   }
   vocab.types = readTokenTypes(file, n);
   applyControlOverrides(vocab);
+  renderHarmonyMarkers(vocab);
   checkByteTokens(file, vocab);
   if (file.find(key("merges"))) vocab.merges = file.getStringArray(key("merges"));
   if (vocab.model == "gpt2" && vocab.merges.empty()) {
@@ -174,6 +206,7 @@ GgufVocabulary readGgufVocabulary(const gguf::GgufFile& file) {
   special.addBos = file.findBool(key("add_bos_token")).value_or(bosByDefault);
   special.addEos = file.findBool(key("add_eos_token")).value_or(false);
   addEndOfGenerationTokens(special, vocab.tokens, vocab.types);
+  keepHarmonyEndInAnswer(vocab);
   return vocab;
 }
 

@@ -35,6 +35,8 @@ void addSampling(const SamplingParams& s, bool ignoreEos, Json& body) {
 EncodedRequest encodeRequest(const GenerationRequest& request, const std::string& model) {
   if (request.logitsObserver)
     throw Error("a remote server does not send next-token logits; run the model locally");
+  if (request.logprobs)  // not forwarded yet: refused rather than answered without them
+    throw Error("logprobs are not forwarded to a remote server; run the model locally");
   Json body;
   body["model"] = model;
   EncodedRequest out;

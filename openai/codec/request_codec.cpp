@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "codec/fields.h"
+#include "codec/logprobs_codec.h"
 #include "ember/sampling_params.h"
 
 namespace ember::openai {
@@ -109,12 +110,6 @@ std::vector<std::string> readStop(const json& body) {
 
 // Parameters Ember cannot honour: a 400 naming them rather than an answer that ignores them.
 void refuseUnsupported(const json& body, Endpoint endpoint) {
-  if (auto logprobs = readBool(body, field::kLogprobs); logprobs && *logprobs)
-    throw ApiError::invalid("logprobs are not supported by this server", field::kLogprobs);
-  if (endpoint == Endpoint::Completions && member(body, field::kLogprobs))
-    throw ApiError::invalid("logprobs are not supported by this server", field::kLogprobs);
-  if (member(body, field::kTopLogprobs))
-    throw ApiError::invalid("top_logprobs is not supported by this server", field::kTopLogprobs);
   if (const json* tools = member(body, field::kTools); tools && !(tools->is_array() && tools->empty()))
     throw ApiError::invalid("tools are not supported for this model's chat template",
                             field::kTools);
@@ -134,6 +129,28 @@ void refuseUnsupported(const json& body, Endpoint endpoint) {
       throw ApiError::invalid("suffix is not supported", field::kSuffix);
     if (auto bestOf = readInteger(body, field::kBestOf, 0, 20); bestOf && *bestOf > 1)
       throw ApiError::invalid("best_of is not supported", field::kBestOf);
+  }
+}
+
+// Chat: logprobs (boolean) and top_logprobs (0..20, only with logprobs). Completions: logprobs
+// (0..5), the number of alternatives, where 0 still reports the sampled tokens.
+void readLogprobs(const json& body, ParsedRequest& out) {
+  GenerationRequest& g = out.generation;
+  if (out.endpoint == Endpoint::Completions) {
+    if (auto n = readInteger(body, field::kLogprobs, 0, kMaxCompletionLogprobs)) {
+      g.logprobs = true;
+      g.topLogprobs = int32_t(*n);
+    }
+    if (member(body, field::kTopLogprobs))
+      throw ApiError::invalid("top_logprobs is a chat parameter; completions take logprobs: N",
+                              field::kTopLogprobs);
+    return;
+  }
+  g.logprobs = readBool(body, field::kLogprobs).value_or(false);
+  if (auto n = readInteger(body, field::kTopLogprobs, 0, kMaxTopLogprobs)) {
+    if (!g.logprobs)
+      throw ApiError::invalid("top_logprobs needs logprobs: true", field::kTopLogprobs);
+    g.topLogprobs = int32_t(*n);
   }
 }
 
@@ -164,6 +181,7 @@ void readCommon(const json& body, ParsedRequest& out) {
     else s.seed = static_cast<uint64_t>(*readInteger(body, field::kSeed, 0, INT64_MAX));
   }
   s.stop = readStop(body);
+  readLogprobs(body, out);
   out.generation.ignoreEndOfGeneration = readBool(body, field::kIgnoreEos).value_or(false);
   if (auto v = readInteger(body, field::kN, 1, kMaxChoices)) out.n = int(*v);
   out.stream = readBool(body, field::kStream).value_or(false);

@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "codec/fields.h"
+#include "codec/logprobs_codec.h"
 
 namespace ember::openai {
 
@@ -76,7 +77,7 @@ ojson chatCompletionJson(const ResponseMeta& meta, const std::vector<ChoiceResul
     c[field::kIndex] = i;
     c[field::kMessage] = {{field::kRole, "assistant"}, {field::kContent, choices[i].text},
                           {"refusal", nullptr}};
-    c[field::kLogprobs] = nullptr;
+    c[field::kLogprobs] = meta.logprobs ? chatLogprobsJson(choices[i].logprobs) : ojson(nullptr);
     c[field::kFinishReason] = wireFinish(finishReasonWire(choices[i].stats.finishReason));
     list.push_back(std::move(c));
   }
@@ -93,7 +94,8 @@ ojson completionJson(const ResponseMeta& meta, const std::vector<ChoiceResult>& 
     ojson c;
     c[field::kIndex] = i;
     c[field::kText] = choices[i].text;
-    c[field::kLogprobs] = nullptr;
+    c[field::kLogprobs] =
+        meta.logprobs ? completionLogprobsJson(choices[i].logprobs, 0) : ojson(nullptr);
     c[field::kFinishReason] = wireFinish(finishReasonWire(choices[i].stats.finishReason));
     list.push_back(std::move(c));
   }
@@ -105,7 +107,9 @@ ojson completionJson(const ResponseMeta& meta, const std::vector<ChoiceResult>& 
 
 ojson chatChunkJson(const ResponseMeta& meta, int index, bool withRole,
                     const std::optional<std::string>& content,
-                    const std::optional<std::string>& finishReason) {
+                    const std::optional<std::string>& finishReason,
+                    const std::vector<TokenLogprob>* logprobs) {
+  static const std::vector<TokenLogprob> kNone;
   ojson j = header(meta, field::kChatCompletionChunk);
   ojson delta = ojson::object();
   if (withRole) delta[field::kRole] = "assistant";
@@ -113,19 +117,24 @@ ojson chatChunkJson(const ResponseMeta& meta, int index, bool withRole,
   ojson c;
   c[field::kIndex] = index;
   c[field::kDelta] = std::move(delta);
-  c[field::kLogprobs] = nullptr;
+  c[field::kLogprobs] =
+      meta.logprobs ? chatLogprobsJson(logprobs ? *logprobs : kNone) : ojson(nullptr);
   c[field::kFinishReason] = wireFinish(finishReason);
   j[field::kChoices] = ojson::array({std::move(c)});
   return j;
 }
 
 ojson completionChunkJson(const ResponseMeta& meta, int index, const std::string& text,
-                          const std::optional<std::string>& finishReason) {
+                          const std::optional<std::string>& finishReason,
+                          const std::vector<TokenLogprob>* logprobs, int64_t textOffset) {
+  static const std::vector<TokenLogprob> kNone;
   ojson j = header(meta, field::kTextCompletion);
   ojson c;
   c[field::kIndex] = index;
   c[field::kText] = text;
-  c[field::kLogprobs] = nullptr;
+  c[field::kLogprobs] = meta.logprobs
+                            ? completionLogprobsJson(logprobs ? *logprobs : kNone, textOffset)
+                            : ojson(nullptr);
   c[field::kFinishReason] = wireFinish(finishReason);
   j[field::kChoices] = ojson::array({std::move(c)});
   return j;

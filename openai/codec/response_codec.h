@@ -21,10 +21,12 @@ struct ResponseMeta {
   std::string id;        // chatcmpl-... / cmpl-...
   int64_t created = 0;   // unix seconds
   std::string model;
+  bool logprobs = false;  // the request asked for them: choices carry a logprobs object
 };
 
 struct ChoiceResult {
   std::string text;
+  std::vector<TokenLogprob> logprobs;  // when ResponseMeta::logprobs
   RequestStats stats;
 };
 
@@ -42,12 +44,17 @@ ojson chatCompletionJson(const ResponseMeta& meta, const std::vector<ChoiceResul
 ojson completionJson(const ResponseMeta& meta, const std::vector<ChoiceResult>& choices);
 
 // One stream chunk for one choice: role only in the first, content when given, finish_reason
-// in the last (then with timings).
+// in the last (then with timings). With meta.logprobs, the chunk's tokens (`logprobs`, may be
+// null or empty) are in its logprobs object; a completion chunk's text_offset starts at
+// `textOffset`, the characters streamed before it.
 ojson chatChunkJson(const ResponseMeta& meta, int index, bool withRole,
                     const std::optional<std::string>& content,
-                    const std::optional<std::string>& finishReason);
+                    const std::optional<std::string>& finishReason,
+                    const std::vector<TokenLogprob>* logprobs = nullptr);
 ojson completionChunkJson(const ResponseMeta& meta, int index, const std::string& text,
-                          const std::optional<std::string>& finishReason);
+                          const std::optional<std::string>& finishReason,
+                          const std::vector<TokenLogprob>* logprobs = nullptr,
+                          int64_t textOffset = 0);
 // The include_usage chunk: empty choices, usage (and the first choice's timings).
 ojson usageChunkJson(const ResponseMeta& meta, bool chat, const std::vector<ChoiceResult>& choices);
 

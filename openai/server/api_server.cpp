@@ -83,11 +83,28 @@ std::string ApiServer::Impl::authenticate(const httplib::Request& req) const {
 
 bool ApiServer::Impl::screen(const httplib::Request& req, httplib::Response& res) {
   if (req.headers.size() > options.maxHeaderCount) {
+    deadline->closeAfterAnswer(req.remote_addr, req.remote_port);  // its body is never read
     sendJson(res, 431,
              ApiError(431, "invalid_request_error",
                       "too many header fields (at most " +
                           std::to_string(options.maxHeaderCount) + ")")
                  .body());
+    return false;
+  }
+  // Two Content-Length values, or one beside chunked transfer coding: the body's end is ambiguous
+  // (the way requests are smuggled past proxies), so the request is refused and the connection
+  // closed rather than guessed at.
+  const size_t lengths = req.get_header_value_count("Content-Length");
+  bool ambiguous = lengths > 1 && req.get_header_value("Content-Length", 0) !=
+                                      req.get_header_value("Content-Length", 1);
+  ambiguous = ambiguous || (lengths > 0 && req.has_header("Transfer-Encoding"));
+  if (ambiguous) {
+    sendJson(res, 400,
+             ApiError(400, "invalid_request_error",
+                      "contradictory Content-Length / Transfer-Encoding headers", std::nullopt,
+                      std::string("ambiguous_body_length"))
+                 .body());
+    deadline->closeAfterAnswer(req.remote_addr, req.remote_port);
     return false;
   }
   if (!hostAllowed(req.get_header_value("Host"), options.host, options.allowedHosts)) {
@@ -119,6 +136,36 @@ bool ApiServer::Impl::screen(const httplib::Request& req, httplib::Response& res
   return true;
 }
 
+std::optional<std::string> ApiServer::Impl::readBody(const httplib::Request& req,
+                                                    httplib::Response& res,
+                                                    const httplib::ContentReader& reader) {
+  std::string body;
+  bool tooLarge = false;
+  const bool complete = reader([&](const char* data, size_t length) {
+    if (body.size() + length > options.maxBodyBytes) {
+      tooLarge = true;
+      return false;
+    }
+    body.append(data, length);
+    return true;
+  });
+  if (complete && !tooLarge) return body;
+  deadline->closeAfterAnswer(req.remote_addr, req.remote_port);  // the rest is never read
+  // httplib refuses a Content-Length over the limit itself (then sets 413) before any byte.
+  if (tooLarge || res.status == 413) {
+    sendJson(res, 413, ApiError(413, "invalid_request_error",
+                                "the body is larger than " + std::to_string(options.maxBodyBytes) +
+                                    " bytes")
+                           .body());
+  } else {
+    sendJson(res, 400, ApiError(400, "invalid_request_error",
+                                "the body could not be read (malformed chunked coding or a "
+                                "connection that ended early)")
+                           .body());
+  }
+  return std::nullopt;
+}
+
 GeneratorModel ApiServer::Impl::resolveModel(const std::string& name) const {
   for (const GeneratorModel& m : generator.models())
     if (m.id == name) return m;
@@ -130,7 +177,8 @@ void ApiServer::Impl::installRoutes() {
   http.set_payload_max_length(options.maxBodyBytes);
   http.set_read_timeout(options.readTimeoutSeconds, 0);
   http.set_write_timeout(options.writeTimeoutSeconds, 0);
-  http.set_keep_alive_timeout(5);
+  constexpr int kKeepAliveSeconds = 5;
+  http.set_keep_alive_timeout(kKeepAliveSeconds);
   http.set_tcp_nodelay(true);  // each SSE frame leaves at once (no Nagle wait for an ACK)
   http.set_socket_options([this](socket_t sock) {
     httplib::default_socket_options(sock);
@@ -140,14 +188,28 @@ void ApiServer::Impl::installRoutes() {
   const size_t threads = size_t(options.runningSlots + options.queueLimit + 16);
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
 
+  deadline = std::make_unique<RequestDeadline>(
+        std::chrono::seconds(options.requestTimeoutSeconds), std::chrono::seconds(kKeepAliveSeconds),
+        encodeJson(ApiError(408, "invalid_request_error",
+                            "the request did not arrive within " +
+                                std::to_string(options.requestTimeoutSeconds) + " seconds",
+                            std::nullopt, std::string("request_timeout"))
+                       .body()),
+        [this] { metrics.countRejected("request_timeout"); });
+  // Called once a response is written: the connection may receive its next request.
+  http.set_logger([this](const httplib::Request& req, const httplib::Response&) {
+    deadline->answered(req.remote_addr, req.remote_port);
+  });
   http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     return screen(req, res) ? httplib::Server::HandlerResponse::Unhandled
                             : httplib::Server::HandlerResponse::Handled;
   });
   // Errors httplib answers itself (no route, body too large, bad request line) get an OpenAI body.
   http.set_error_handler(httplib::Server::HandlerWithResponse(
-      [this](const httplib::Request&, httplib::Response& res) {
+      [this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    // httplib stopped reading this request part-way: the connection's next bytes mean nothing.
+    if (res.status != 404) deadline->closeAfterAnswer(req.remote_addr, req.remote_port);
     std::string message = "the request could not be served";
     std::optional<std::string> code;
     if (res.status == 404) message = "no such route", code = "not_found";
@@ -155,6 +217,12 @@ void ApiServer::Impl::installRoutes() {
                                      std::to_string(options.maxBodyBytes) + " bytes";
     if (res.status == 414) message = "the URL is too long";
     if (res.status == 431) message = "the request's header fields are too large";
+    // httplib answers 400 itself when the request line was read but a header line was not: one
+    // longer than its 8 KiB line limit (or not a header at all).
+    if (res.status == 400 && !req.method.empty()) {
+      res.status = 431;
+      message = "a header field is larger than 8192 bytes, or malformed";
+    }
     sendJson(res, res.status,
              ApiError(res.status, "invalid_request_error", message, std::nullopt, code).body());
     return httplib::Server::HandlerResponse::Handled;
@@ -167,6 +235,7 @@ void ApiServer::Impl::installRoutes() {
   // A route behind the key check, with its ApiErrors turned into responses and counted.
   auto guarded = [this](const char* endpoint, auto handler) {
     return [this, endpoint, handler](const httplib::Request& req, httplib::Response& res) {
+      deadline->arrived(req.remote_addr, req.remote_port);
       RequestContext ctx = context(req, endpoint);
       try {
         ctx.keyId = authenticate(req);
@@ -178,7 +247,8 @@ void ApiServer::Impl::installRoutes() {
     };
   };
 
-  http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+  http.Get("/health", [this](const httplib::Request& req, httplib::Response& res) {
+    deadline->arrived(req.remote_addr, req.remote_port);
     const GeneratorStatus s = generator.status();
     if (s.state == GeneratorStatus::State::Ready) {
       sendJson(res, 200, {{"status", "ok"}});
@@ -207,12 +277,21 @@ void ApiServer::Impl::installRoutes() {
     if (options.extraMetrics) text += options.extraMetrics();
     res.set_content(text, "text/plain; version=0.0.4");
   }));
-  http.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    handleGeneration(req, res, Endpoint::ChatCompletions);
-  });
-  http.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    handleGeneration(req, res, Endpoint::Completions);
-  });
+  for (const auto& [path, endpoint] : {std::pair{"/v1/chat/completions", Endpoint::ChatCompletions},
+                                        std::pair{"/v1/completions", Endpoint::Completions}}) {
+    const Endpoint which = endpoint;
+    http.Post(path, [this, which](const httplib::Request& req, httplib::Response& res,
+                                  const httplib::ContentReader& reader) {
+      const std::optional<std::string> body = readBody(req, res, reader);
+      if (!body) {
+        metrics.countRequest(which == Endpoint::ChatCompletions ? "chat" : "completions",
+                             res.status);
+        return;
+      }
+      deadline->arrived(req.remote_addr, req.remote_port);
+      handleGeneration(req, *body, res, which);
+    });
+  }
 }
 
 ApiServer::ApiServer(Generator& generator, ServerOptions options)
@@ -236,6 +315,7 @@ void ApiServer::start() {
   // overflow it. listen() again on the bound socket only raises the backlog.
   if (d.listenSocket >= 0) ::listen(d.listenSocket, 1024);
   d.thread = std::thread([&d] { d.http.listen_after_bind(); });
+  if (d.deadline) d.deadline->start(d.boundPort);
   d.log->info("listening on {} ({} key(s), {} slots, queue {})", address(), d.options.apiKeys.size(),
               d.options.runningSlots, d.options.queueLimit);
 }
@@ -248,6 +328,7 @@ void ApiServer::stop() {
   const auto deadline = Clock::now() + std::chrono::seconds(10);
   while (d.inFlight.load() > 0 && Clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (d.deadline) d.deadline->stop();
   d.http.stop();
   if (d.thread.joinable()) d.thread.join();
 }

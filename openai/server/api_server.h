@@ -26,7 +26,10 @@ struct ServerOptions {
   double tokensPerMinute = 0;    // per key, prompt + completion; 0: no limit
   size_t maxBodyBytes = 8u << 20;
   size_t maxHeaderCount = 128;
-  int readTimeoutSeconds = 15;
+  int readTimeoutSeconds = 15;  // each read of a request
+  // The whole request (line, headers, body) must arrive within this, or the client gets a 408
+  // and the connection is closed (a slow client cannot hold a worker). 0: no deadline.
+  int requestTimeoutSeconds = 30;
   int writeTimeoutSeconds = 15;
   std::string usageDatabase;     // empty: no usage meter
   std::string logFile;           // empty: the request log goes to stderr

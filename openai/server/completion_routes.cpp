@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "codec/fields.h"
+#include "codec/logprobs_codec.h"
 #include "ember/error.h"
 #include "server/generation_channel.h"
 #include "server/peer_socket.h"
@@ -35,15 +36,18 @@ ApiError errorFor(const std::string& message) {
 struct Progress {
   std::vector<ChoiceResult> results;
   std::vector<bool> started;  // role chunk sent
+  std::vector<int64_t> streamedCharacters;  // per choice: text_offset of the next chunk
   int finished = 0;
   std::optional<ApiError> error;
 
-  explicit Progress(int n) : results(size_t(n)), started(size_t(n), false) {}
+  explicit Progress(int n)
+      : results(size_t(n)), started(size_t(n), false), streamedCharacters(size_t(n), 0) {}
   bool done() const { return finished >= int(results.size()); }
   void apply(const ChoiceEvent& e) {
     ChoiceResult& r = results[size_t(e.index)];
     if (!e.finished) {
       r.text += e.text;
+      r.logprobs.insert(r.logprobs.end(), e.logprobs.begin(), e.logprobs.end());
       return;
     }
     r.stats = e.stats;
@@ -81,7 +85,7 @@ struct Stream {
         channel->abortAll();
         continue;
       }
-      if (!e.finished && e.text.empty()) continue;
+      if (!e.finished && e.text.empty() && e.logprobs.empty()) continue;
       const std::optional<std::string> finish =
           e.finished ? finishReasonWire(e.stats.finishReason) : std::nullopt;
       if (e.finished && !finish) continue;  // cancelled: the stream is being torn down
@@ -90,11 +94,14 @@ struct Stream {
       if (chat) {
         const bool first = !progress.started[size_t(e.index)];
         progress.started[size_t(e.index)] = true;
-        ojson chunk = chatChunkJson(meta, e.index, first, content, finish);
+        ojson chunk = chatChunkJson(meta, e.index, first, content, finish, &e.logprobs);
         if (e.finished) chunk[field::kTimings] = timingsJson(e.stats);
         out += sseFrame(chunk);
       } else {
-        out += sseFrame(completionChunkJson(meta, e.index, content.value_or(""), finish));
+        int64_t& offset = progress.streamedCharacters[size_t(e.index)];
+        out += sseFrame(
+            completionChunkJson(meta, e.index, content.value_or(""), finish, &e.logprobs, offset));
+        for (const TokenLogprob& t : e.logprobs) offset += characterCount(t.text);
       }
     }
     if (progress.done() && !ended) {
@@ -110,8 +117,8 @@ struct Stream {
 
 }  // namespace
 
-void ApiServer::Impl::handleGeneration(const httplib::Request& req, httplib::Response& res,
-                                       Endpoint endpoint) {
+void ApiServer::Impl::handleGeneration(const httplib::Request& req, const std::string& bodyText,
+                                       httplib::Response& res, Endpoint endpoint) {
   const char* name = endpoint == Endpoint::ChatCompletions ? "chat" : "completions";
   RequestContext ctx = context(req, name);
   res.set_header("X-Request-Id", ctx.requestId);
@@ -120,7 +127,7 @@ void ApiServer::Impl::handleGeneration(const httplib::Request& req, httplib::Res
   try {
     ctx.keyId = authenticate(req);
     if (stopping) throw ApiError::unavailable("the server is shutting down");
-    const nlohmann::json body = parseJsonBody(req.body);
+    const nlohmann::json body = parseJsonBody(bodyText);
     parsed = endpoint == Endpoint::ChatCompletions ? parseChatCompletionRequest(body)
                                                    : parseCompletionRequest(body);
     if (generator.status().state != GeneratorStatus::State::Ready)
@@ -169,6 +176,7 @@ void ApiServer::Impl::handleGeneration(const httplib::Request& req, httplib::Res
   meta.id = (endpoint == Endpoint::ChatCompletions ? "chatcmpl-" : "cmpl-") + ctx.requestId;
   meta.created = unixNow();
   meta.model = parsed.model;
+  meta.logprobs = parsed.generation.logprobs;
   const PeerSocket peer(req.remote_addr, req.remote_port, req.local_port);
 
   if (!parsed.stream) {

@@ -13,7 +13,10 @@ EventSink GenerationChannel::sinkFor(int index) {
     event.index = index;
     event.finished = e.kind == RequestEvent::Kind::Finished;
     if (event.finished && e.stats) event.stats = *e.stats;
-    else event.text = e.text;
+    else {
+      event.text = e.text;
+      event.logprobs = e.logprobs;
+    }
     bool startRest = false;
     {
       std::lock_guard lock(self->mutex_);

@@ -18,6 +18,7 @@ struct ChoiceEvent {
   int index = 0;
   bool finished = false;
   std::string text;    // !finished
+  std::vector<TokenLogprob> logprobs;  // !finished, when the request asked for them
   RequestStats stats;  // finished
 };
 

@@ -16,6 +16,7 @@
 #include "server/api_server.h"
 #include "server/gateway.h"
 #include "server/metrics.h"
+#include "server/request_deadline.h"
 #include "server/usage_meter.h"
 
 namespace ember::openai {
@@ -40,6 +41,7 @@ struct ApiServer::Impl {
   std::unique_ptr<UsageMeter> usage;
   std::shared_ptr<spdlog::logger> log;
   httplib::Server http;
+  std::unique_ptr<RequestDeadline> deadline;  // the request deadline and the closing of lost streams
   std::thread thread;
   int boundPort = 0;
   int listenSocket = -1;  // captured from httplib's socket options hook
@@ -59,7 +61,12 @@ struct ApiServer::Impl {
   // The model a request names, among the generator's; ApiError 404 otherwise (nothing opened).
   GeneratorModel resolveModel(const std::string& name) const;
 
-  void handleGeneration(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
+  // The body through `reader`, at most maxBodyBytes whatever its transfer coding (httplib 0.11
+  // applies its payload limit to Content-Length bodies only); nullopt: answered (413 or 400).
+  std::optional<std::string> readBody(const httplib::Request& req, httplib::Response& res,
+                                      const httplib::ContentReader& reader);
+  void handleGeneration(const httplib::Request& req, const std::string& bodyText,
+                        httplib::Response& res, Endpoint endpoint);
   // After a generation request ends (any way): metrics, usage meter, rate charge, log line.
   void account(const RequestContext& ctx, const std::string& model, int status,
                const std::vector<ChoiceResult>& results, bool stream, const std::string& note);

@@ -93,6 +93,18 @@
         <source>The model&apos;s chat template could not be used for this conversation: %1</source>
         <translation>이 대화에는 모델의 채팅 템플릿을 쓸 수 없었습니다: %1</translation>
     </message>
+    <message>
+        <source>Loading %1 %2%</source>
+        <translation>%1 불러오는 중 %2%</translation>
+    </message>
+    <message>
+        <source>Loading %1 was cancelled; going back to %2.</source>
+        <translation>%1 불러오기를 취소했습니다. %2(으)로 돌아갑니다.</translation>
+    </message>
+    <message>
+        <source>Loading %1 was cancelled; no model is loaded.</source>
+        <translation>%1 불러오기를 취소했습니다. 불러온 모델이 없습니다.</translation>
+    </message>
 </context>
 <context>
     <name>ChatView</name>
@@ -543,6 +555,17 @@ Click for details</source>
     <message>
         <source>Open file...</source>
         <translation>파일 열기...</translation>
+    </message>
+</context>
+<context>
+    <name>ModelLoadBar</name>
+    <message>
+        <source>Cancel</source>
+        <translation>취소</translation>
+    </message>
+    <message>
+        <source>Cancel loading the model</source>
+        <translation>모델 불러오기 취소</translation>
     </message>
 </context>
 <context>

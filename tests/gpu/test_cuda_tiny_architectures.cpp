@@ -46,7 +46,8 @@ class TestCudaTinyArchitectures : public QObject {
     QTest::addColumn<QString>("architecture");
     QTest::addColumn<QString>("preset");
     for (const std::string& a : model::tinyModelArchitectures())
-      QTest::newRow(a.c_str()) << QString::fromStdString(a) << "tiny";
+      if (a != "qwen3moe" && a != "gpt-oss")  // the CUDA backend refuses mixtures of experts
+        QTest::newRow(a.c_str()) << QString::fromStdString(a) << "tiny";
     QTest::newRow("llama + YaRN") << "llama" << "tiny-yarn";
     QTest::newRow("phi3 + LongRoPE") << "phi3" << "tiny-longrope";
   }

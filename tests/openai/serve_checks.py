@@ -15,9 +15,12 @@ import time
 import httpx
 import openai
 
+from limit_checks import check_limits
+from logprob_checks import check_logprobs
 from serve_support import Schemas, Server, metric, raw_request
 
 KEY = "sk-ember-test-0123456789"
+REQUEST_TIMEOUT = 4  # ember-serve --request-timeout for the checks (a slow client is cut after it)
 FAILURES = []
 
 
@@ -131,7 +134,7 @@ def check_sdk_and_schemas(server, schemas):
     check(len(both.choices) == 2 and both.choices[0].message.content == text, "n=2")
 
     # The SDK's own exception types.
-    for bad, param in (({"temperature": 5}, "temperature"), ({"logprobs": True}, "logprobs"),
+    for bad, param in (({"temperature": 5}, "temperature"), ({"top_logprobs": 21, "logprobs": True}, "top_logprobs"),
                        ({"tools": [{"type": "function", "function": {"name": "f"}}]}, "tools")):
         try:
             client.chat.completions.create(**chat_args(model, "hi", **bad))
@@ -427,9 +430,12 @@ def main():
         print(f"{len(FAILURES)} failure(s), {time.time() - started:.0f} s", flush=True)
         sys.exit(1 if FAILURES else 0)
     schemas = Schemas(args.spec)
-    with Server(args.serve, args.model, args.workdir, "main", KEY, fresh=True) as server:
+    with Server(args.serve, args.model, args.workdir, "main", KEY, fresh=True,
+                request_timeout=REQUEST_TIMEOUT) as server:
         check_sdk_and_schemas(server, schemas)
+        check_logprobs(server, schemas, KEY, check, args.model)
         check_hostile(server, schemas)
+        check_limits(server, schemas, KEY, check, REQUEST_TIMEOUT)
         check_disconnect(server)
         check_usage_and_log(args.serve, server, args.workdir)
     check_sigterm(args.serve, args.model, args.workdir)

@@ -113,7 +113,8 @@ def metric(port, key, name):
 class Server:
     """ember-serve on a free loopback port with the given model; a context manager."""
 
-    def __init__(self, serve, model_path, workdir, name, key, parallel=4, queue=64, fresh=False):
+    def __init__(self, serve, model_path, workdir, name, key, parallel=4, queue=64, fresh=False,
+                 request_timeout=None):
         self.serve, self.model_path, self.key = serve, model_path, key
         self.port = free_port()
         self.usage_db = os.path.join(workdir, f"{name}-usage.sqlite")
@@ -125,6 +126,8 @@ class Server:
         self.args = [serve, "--model", model_path, "--port", str(self.port), "--api-key", key,
                      "--parallel", str(parallel), "--queue", str(queue), "--context", "1024",
                      "--threads", "2", "--usage-db", self.usage_db, "--log-file", self.log_file]
+        if request_timeout:
+            self.args += ["--request-timeout", str(request_timeout)]
 
     def __enter__(self):
         self.process = subprocess.Popen(self.args)

@@ -3,7 +3,10 @@
 // SSE rule that a frame ends at the first blank line (so one frame must hold no raw newline).
 #include <QtTest>
 
+#include <limits>
+
 #include "codec/api_error.h"
+#include "codec/logprobs_codec.h"
 #include "codec/request_codec.h"
 #include "codec/response_codec.h"
 
@@ -70,6 +73,78 @@ class OpenAiCodecTest : public QObject {
     QCOMPARE(*text.generation.prompt, std::string("Once"));
   }
 
+  // The API reference: chat takes logprobs (boolean) and top_logprobs 0..20; completions take
+  // logprobs 0..5 (the alternatives), and 0 still reports the sampled tokens.
+  void logprobsParameters() {
+    const std::string chat = std::string("{\"model\": \"m\", ") + kMessages;
+    auto off = parseChatCompletionRequest(parseJsonBody(chat + "}"));
+    QVERIFY(!off.generation.logprobs);
+    auto on = parseChatCompletionRequest(
+        parseJsonBody(chat + R"(, "logprobs": true, "top_logprobs": 20})"));
+    QVERIFY(on.generation.logprobs);
+    QCOMPARE(on.generation.topLogprobs, 20);
+    auto zero = parseCompletionRequest(parseJsonBody(R"({"model": "m", "prompt": "a", "logprobs": 0})"));
+    QVERIFY(zero.generation.logprobs);
+    QCOMPARE(zero.generation.topLogprobs, 0);
+    auto five = parseCompletionRequest(parseJsonBody(R"({"model": "m", "prompt": "a", "logprobs": 5})"));
+    QCOMPARE(five.generation.topLogprobs, 5);
+    for (const char* bad : {R"({"model": "m", "prompt": "a", "logprobs": 6})",
+                            R"({"model": "m", "prompt": "a", "logprobs": true})",
+                            R"({"model": "m", "prompt": "a", "top_logprobs": 1})"}) {
+      try {
+        parseCompletionRequest(parseJsonBody(bad));
+        QFAIL(bad);
+      } catch (const ApiError& e) {
+        QCOMPARE(e.status(), 400);
+        QVERIFY(e.param() == std::optional<std::string>("logprobs") ||
+                e.param() == std::optional<std::string>("top_logprobs"));
+      }
+    }
+  }
+
+  // Shapes from the API reference (ChatCompletionTokenLogprob; the legacy completions object),
+  // on two hand-made tokens: "h" and the lead byte of "é" (a token that ends inside a character,
+  // whose bytes the client joins with the next token's).
+  void logprobsRendering() {
+    TokenLogprob a{104, "h", -0.25f, {{104, "h", -0.25f}, {105, "i", -2.0f}, {106, "i", -3.0f}}};
+    TokenLogprob b{7, "\xc3", -std::numeric_limits<float>::infinity(), {}};
+    ResponseMeta meta{"chatcmpl-1", 1, "m", true};
+    ChoiceResult r;
+    r.text = "h\xc3";
+    r.logprobs = {a, b};
+    const auto chatBody = chatCompletionJson(meta, {r});
+    const auto& content = chatBody["choices"][0]["logprobs"]["content"];
+    QVERIFY(chatBody["choices"][0]["logprobs"]["refusal"].is_null());
+    QCOMPARE(content.size(), size_t(2));
+    QCOMPARE(content[0]["token"].get<std::string>(), std::string("h"));
+    QCOMPARE(content[0]["logprob"].get<double>(), -0.25);
+    QCOMPARE(content[0]["bytes"], nlohmann::ordered_json::array({104}));
+    QCOMPARE(content[0]["top_logprobs"].size(), size_t(3));
+    QCOMPARE(content[0]["top_logprobs"][1]["logprob"].get<double>(), -2.0);
+    QCOMPARE(content[1]["bytes"], nlohmann::ordered_json::array({0xc3}));
+    QCOMPARE(content[1]["logprob"].get<double>(), -9999.0);  // no -infinity in JSON
+    // The JSON text stays valid: the lone byte becomes U+FFFD in "token", bytes keep it.
+    QVERIFY(json::parse(encodeJson(chatBody))["choices"][0]["logprobs"]["content"][1]["token"] ==
+            "\xef\xbf\xbd");
+
+    const auto legacy = completionJson(meta, {r})["choices"][0]["logprobs"];
+    QCOMPARE(legacy["tokens"], nlohmann::ordered_json::array({"h", "\xc3"}));
+    QCOMPARE(legacy["token_logprobs"][0].get<double>(), -0.25);
+    QCOMPARE(legacy["text_offset"], nlohmann::ordered_json::array({0, 1}));
+    // Two alternatives with the same text share a key: the more likely one is kept.
+    QCOMPARE(legacy["top_logprobs"][0].size(), size_t(2));
+    QCOMPARE(legacy["top_logprobs"][0]["i"].get<double>(), -2.0);
+    // A streamed chunk continues text_offset from the characters sent before it ("é" is one).
+    const std::vector<TokenLogprob> later{a};
+    const auto chunk = completionChunkJson(meta, 0, "h", std::nullopt, &later, 7);
+    QCOMPARE(chunk["choices"][0]["logprobs"]["text_offset"][0].get<int>(), 7);
+    QCOMPARE(characterCount("h\xc3\xa9x"), int64_t(3));
+    // Not asked for: null, as before.
+    meta.logprobs = false;
+    QVERIFY(chatCompletionJson(meta, {r})["choices"][0]["logprobs"].is_null());
+    QVERIFY(chatChunkJson(meta, 0, false, std::string("h"), std::nullopt, &later)["choices"][0]["logprobs"].is_null());
+  }
+
   void refusalsNameTheParam_data() {
     QTest::addColumn<QString>("extra");
     QTest::addColumn<QString>("param");
@@ -82,8 +157,10 @@ class OpenAiCodecTest : public QObject {
     QTest::newRow("n 9") << "\"n\": 9" << "n";
     QTest::newRow("empty stop") << "\"stop\": [\"\"]" << "stop";
     QTest::newRow("stop not string") << "\"stop\": [1]" << "stop";
-    QTest::newRow("logprobs") << "\"logprobs\": true" << "logprobs";
-    QTest::newRow("top_logprobs") << "\"top_logprobs\": 2" << "top_logprobs";
+    QTest::newRow("logprobs 1") << "\"logprobs\": 1" << "logprobs";  // chat's is a boolean
+    QTest::newRow("top_logprobs alone") << "\"top_logprobs\": 2" << "top_logprobs";
+    QTest::newRow("top_logprobs 21") << "\"logprobs\": true, \"top_logprobs\": 21"
+                                     << "top_logprobs";
     QTest::newRow("tools") << "\"tools\": [{\"type\": \"function\"}]" << "tools";
     QTest::newRow("json schema") << "\"response_format\": {\"type\": \"json_schema\"}"
                                  << "response_format";

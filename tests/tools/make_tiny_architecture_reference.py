@@ -38,11 +38,12 @@ import numpy as np
 # (name in the golden file, architecture, preset, llama.cpp's n_ctx). llama.cpp takes LongRoPE's
 # long factors when the context exceeds the original one (4096 in the tiny-longrope preset), so
 # "phi3-longrope-long" runs with a context of 8192.
-MODELS = [(a, a, "tiny", 256) for a in ["llama", "mistral3", "qwen2", "qwen3", "gemma2", "gemma3",
-                                        "granite", "olmo2", "phi3", "smollm3"]]
+MODELS = [(a, a, "tiny", 256) for a in ["llama", "mistral3", "qwen2", "qwen3", "qwen3moe", "gpt-oss",
+                                        "gemma2", "gemma3", "granite", "olmo2", "phi3", "smollm3"]]
 MODELS += [("llama-yarn", "llama", "tiny-yarn", 256), ("phi3-longrope", "phi3", "tiny-longrope", 256),
            ("phi3-longrope-long", "phi3", "tiny-longrope", 8192),
-           ("granite-ffn-bias", "granite", "tiny-ffn-bias", 256)]
+           ("granite-ffn-bias", "granite", "tiny-ffn-bias", 256),
+           ("gpt-oss-mxfp4", "gpt-oss", "tiny-mxfp4", 256)]
 PROMPTS = ["The quick brown fox jumps over the lazy dog.",
            "Hello, world! 12345 + 678 = ?",
            "Once upon a time, in a land far away, there lived a small dragon who loved books."]

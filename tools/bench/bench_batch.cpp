@@ -150,7 +150,7 @@ int runBatchFigure(const BatchOptions& options, Reporter& reporter, bool json) {
                     pairedRatios(itlP95[c], itlP95[0]), {}, sha);
   }
   if (!json)
-    std::printf("goals (issue 5, 135M model): batch8-over-batch1 >= 3x; "
+    std::printf("goals (135M model): batch8-over-batch1 >= 3x; "
                 "itl-p95-batch8-over-batch1 < 3x\n");
   return 0;
 }

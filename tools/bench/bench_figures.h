@@ -1,5 +1,5 @@
 #pragma once
-// The figures ember-bench measures (see shared/guide/BENCHMARKS.md). Each measurement is one
+// The figures ember-bench measures. Each measurement is one
 // repetition; the caller interleaves and repeats them.
 #include <cstdint>
 #include <string>

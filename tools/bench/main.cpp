@@ -3,12 +3,14 @@
 //               [--prompt-seed S] [--count N]
 //   ember-bench ttft-turns --model M [--dump-turns FILE] [...]
 //   ember-bench batch --model M [--concurrency 1,4,8,16] [--tokens 64] [...]
+//   ember-bench load --model M [--ctx 2560] [...]
 // pp: prompt tokens/s for 512- and 2048-token prompts; tg: decode tokens/s for 128 tokens after
 // a 512-token prompt (with TTFT and inter-token latency); bw: streaming read bandwidth (GB/s)
 // for the roofline; tokens: prints the synthetic prompt ids (so a peer can use the same ones).
 // ttft-turns: TTFT per turn of a replayed 8-turn chat, prefix cache on / off / ideal
-// (--dump-turns writes the turns' messages and prompt ids for a peer); batch: aggregate decode tokens/s and
-// ITL with C chats at once.
+// (--dump-turns writes the turns' messages and prompt ids for a peer); batch: aggregate decode
+// tokens/s and ITL with C chats at once; load: time to the first token possible against the
+// file read time, and peak resident memory after a 512-token prompt (one repetition per process).
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -21,6 +23,7 @@
 #include "bench_batch.h"
 #include "bench_cuda.h"
 #include "bench_figures.h"
+#include "bench_load.h"
 #include "bench_report.h"
 #include "bench_turns.h"
 #include "ember/error.h"
@@ -36,14 +39,16 @@ constexpr const char* kUsage =
     "       ember-bench ttft-turns --model M [--threads N] [--kernels fast|reference|approx] [--repetitions R] [--json] "
     "[--dump-turns FILE]\n"
     "       ember-bench batch --model M [--threads N] [--kernels fast|reference|approx] [--repetitions R] [--json] "
-    "[--concurrency 1,4,8,16] [--tokens 64]\n";
+    "[--concurrency 1,4,8,16] [--tokens 64]\n"
+    "       ember-bench load --model M [--threads N] [--kernels fast|reference|approx] [--json] "
+    "[--ctx 2560]\n";
 
 int run(const std::vector<std::string>& raw) {
   if (raw.empty()) throw Error("missing figure");
   const std::string figure = raw[0];
   const cli::ParsedArgs args(std::vector<std::string>(raw.begin() + 1, raw.end()),
                              {"--model", "--threads", "--repetitions", "--prompt-seed", "--count",
-                              "--dump-turns", "--concurrency", "--tokens", "--kernels"},
+                              "--dump-turns", "--concurrency", "--tokens", "--kernels", "--ctx"},
                              {"--json"});
   const int threads = std::stoi(args.value("--threads").value_or("0"));
   const int repetitions = std::stoi(args.value("--repetitions").value_or("5"));
@@ -69,6 +74,15 @@ int run(const std::vector<std::string>& raw) {
     turns.seed = promptSeed;
     turns.dumpTurnsPath = args.value("--dump-turns");
     return bench::runTurnsFigure(turns, reporter, json);
+  }
+  if (figure == "load") {
+    bench::LoadOptions load;
+    load.modelPath = args.required("--model");
+    load.threads = threads;
+    load.kernels = kernels;
+    load.seed = promptSeed;
+    load.contextLength = std::stoi(args.value("--ctx").value_or("2560"));
+    return bench::runLoadFigure(load, json);
   }
   if (figure == "batch") {
     bench::BatchOptions batch;

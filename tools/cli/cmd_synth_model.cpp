@@ -1,7 +1,7 @@
 // ember-cli synth-model --shape llama3-8b|smollm2-135m --type q4_0|q8_0|f16 [--layers N]
 //                       --out FILE [--seed S] [--threads N]
-// ember-cli synth-model --arch A --preset tiny|tiny-yarn|tiny-longrope|tiny-ffn-bias --out FILE
-//                       [--vocab FILE] [--seed S]
+// ember-cli synth-model --arch A --preset tiny|tiny-yarn|tiny-longrope|tiny-ffn-bias|tiny-mxfp4
+//                       --out FILE [--vocab FILE] [--seed S]
 // The first writes a GGUF with random weights in a real model's shapes (model/synthetic_model.h)
 // for speed checks where the real model cannot travel; the second a tiny model of architecture A
 // with the architecture's real structure and the tokenizer of the vocabulary GGUF --vocab

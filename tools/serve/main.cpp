@@ -63,6 +63,8 @@ Server:
   --usage-db F            the usage meter (default: the data folder's serve-usage.sqlite)
   --log-file F            the request log (default: stderr)
   --max-body-bytes N      largest request body (default 8 MiB)
+  --request-timeout S     the whole request must arrive within S seconds, else 408 (default 30;
+                          0: none)
   --log-prompts           the request log holds the request bodies (off by default)
 )";
 
@@ -112,7 +114,8 @@ int runServer(const cli::Args& raw) {
       raw,
       {"--model", "--host", "--port", "--api-key", "--api-key-file", "--parallel", "--queue",
        "--context", "--threads", "--rpm", "--tpm", "--allow-origin", "--allow-host", "--usage-db",
-       "--log-file", "--max-body-bytes", "--backend", "--upstream", "--health-interval"},
+       "--log-file", "--max-body-bytes", "--request-timeout", "--backend", "--upstream",
+       "--health-interval"},
       {"--log-prompts", "--no-affinity"});
   const std::vector<std::string> upstreams = args.values("--upstream");
   const bool local = args.value("--model").has_value();
@@ -137,6 +140,7 @@ int runServer(const cli::Args& raw) {
   if (auto o = args.value("--allow-origin")) options.allowedOrigins.push_back(*o);
   if (auto h = args.value("--allow-host")) options.allowedHosts.push_back(*h);
   options.maxBodyBytes = size_t(integerOption(args, "--max-body-bytes", 8 << 20, 1024, 1LL << 32));
+  options.requestTimeoutSeconds = int(integerOption(args, "--request-timeout", 30, 0, 3600));
   options.usageDatabase = args.value("--usage-db").value_or(dataDir() + "/serve-usage.sqlite");
   options.logFile = args.value("--log-file").value_or("");
   options.logPrompts = args.flag("--log-prompts");

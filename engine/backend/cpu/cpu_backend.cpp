@@ -11,13 +11,14 @@
 namespace ember::cpu {
 
 CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& config, int threads,
-                       KernelMode kernels)
+                       KernelMode kernels, const PrepareProgress& progress)
     : config_(config),
       kernels_(kernels),
       weights_(loadCpuWeights(model::bindModelWeights(file, config))),
       pool_(threads) {
   if (kernels_ != KernelMode::Reference)
-    repackCpuWeights(weights_, pool_, kernels_ == KernelMode::Approx, file.isFileMapped());
+    repackCpuWeights(weights_, pool_, kernels_ == KernelMode::Approx, file.isFileMapped(),
+                     progress);
   layerRopeVariant_.reserve(config_.layers.size());
   for (const model::LayerAttention& layer : config_.layers) {
     ops::RopeParams p;
@@ -196,8 +197,9 @@ void CpuBackend::computeLogits(int64_t outputs, ForwardOutput& out) {
 }
 
 std::unique_ptr<Backend> makeCpuBackend(const gguf::GgufFile& file, int threads,
-                                        KernelMode kernels) {
-  return std::make_unique<CpuBackend>(file, model::readModelConfig(file), threads, kernels);
+                                        KernelMode kernels, const PrepareProgress& progress) {
+  return std::make_unique<CpuBackend>(file, model::readModelConfig(file), threads, kernels,
+                                      progress);
 }
 
 }  // namespace ember::cpu

@@ -24,8 +24,9 @@ class CpuBackend final : public Backend {
   // threads <= 0: one per physical core. Throws ember::Error when the file's tensors do not match
   // the configuration or use an unsupported type.
   // kernels: see KernelMode (Fast and Approx repack weights here, at load).
+  // `progress` (optional) hears the weights being prepared (repacked) at load.
   CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& config, int threads,
-             KernelMode kernels = KernelMode::Reference);
+             KernelMode kernels = KernelMode::Reference, const PrepareProgress& progress = {});
 
   std::string name() const override;
   BackendMemoryInfo memoryInfo() const override;
@@ -73,6 +74,7 @@ class CpuBackend final : public Backend {
 
 // Reads the configuration from `file` and builds a CPU backend over it (file must outlive it).
 std::unique_ptr<Backend> makeCpuBackend(const gguf::GgufFile& file, int threads,
-                                        KernelMode kernels = KernelMode::Reference);
+                                        KernelMode kernels = KernelMode::Reference,
+                                        const PrepareProgress& progress = {});
 
 }  // namespace ember::cpu

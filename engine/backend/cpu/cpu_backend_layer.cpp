@@ -93,10 +93,17 @@ class CpuLayerOps final : public model::LayerOps {
         const float* up = ws_.up.data() + t * ff;
         if (gelu)
           ops::geluTanhGluRow(gate, up, gate, ff);
+        else if (activation == model::FfnActivation::SwigluOai)
+          ops::swigluOaiRow(gate, up, gate, ff);
         else
           ops::siluGluRow(gate, up, gate, ff);
       }
     });
+  }
+
+  void expertFeedForward(int32_t layer, Activation x, Activation y) override {
+    cpu::expertFeedForward(b_.pool_, c_, b_.weights_.layers[size_t(layer)].experts, buffer(x),
+                           tokens_, buffer(y), ws_.experts, ws_.matmul);
   }
 
   void scale(Activation x, float factor) override {
@@ -181,7 +188,6 @@ class CpuLayerOps final : public model::LayerOps {
 };
 
 void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
-  (void)layer;
   const int64_t qDim = c_.qDim();
   // llama.cpp scales Qcur in float where the architecture does, then takes q.k with q converted
   // to the fp16 of the cache.
@@ -197,6 +203,9 @@ void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
   // Causal attention in tiles (cpu_backend_workspace.h): consecutive tokens of one sequence times
   // the query heads of a GQA group, one work item per (tile, kv head, head slice).
   const ops::KvLayerView kv = b_.kvLayer(layer);
+  static const std::vector<float> kNoSinks;
+  const std::vector<float>& sinks =  // (n_head) or empty
+      step.sinks ? b_.weights_.layers[size_t(layer)].attnSinks : kNoSinks;
   const int32_t groupSize = c_.headCount / c_.kvHeadCount;
   const AttentionTiling tiling = attentionTiling(c_);
   const int32_t headSlices = (groupSize + tiling.heads - 1) / tiling.heads;
@@ -230,7 +239,8 @@ void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
         for (int32_t head = headBegin; head < headEnd; ++head)
           queries[count++] = {
               ws_.q.data() + t * qDim + int64_t(head) * c_.headDim, first, position,
-              ws_.attention.data() + t * c_.attnOutDim() + int64_t(head) * c_.valueDim};
+              ws_.attention.data() + t * c_.attnOutDim() + int64_t(head) * c_.valueDim,
+              sinks.empty() ? ops::kNoSink : sinks[size_t(head)]};
       }
       // llama.cpp's summation order for a one-token step, chosen by the sequence's own token count,
       // so a sequence computes the same whatever else shares the step.

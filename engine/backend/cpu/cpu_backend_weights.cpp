@@ -17,6 +17,11 @@ class Loader {
     w.rows = int64_t(part.rows);
     return w;
   }
+  // A 3-D tensor of one matrix per expert, as one stacked matrix.
+  WeightMatrix stacked(const gguf::TensorInfo* tensor) {
+    bytes += tensor->byteSize;
+    return stackedExpertMatrix(*tensor);
+  }
   // A 1-D tensor as float32 (empty for an absent optional tensor).
   std::vector<float> vector(const gguf::TensorInfo* tensor) {
     if (!tensor) return {};
@@ -46,9 +51,21 @@ CpuWeights loadCpuWeights(const model::ModelWeights& weights) {
     c.wk = load.matrix(l.wk);
     c.wv = load.matrix(l.wv);
     c.wo = load.matrix(l.wo);
-    c.ffnGate = load.matrix(l.ffnGate);
-    c.ffnUp = load.matrix(l.ffnUp);
-    c.ffnDown = load.matrix(l.ffnDown);
+    if (l.ffnGateInp) {
+      c.experts.router = load.matrix(l.ffnGateInp);
+      c.experts.gate = load.stacked(l.ffnGateExps);
+      c.experts.up = load.stacked(l.ffnUpExps);
+      c.experts.down = load.stacked(l.ffnDownExps);
+      c.experts.experts = int32_t(l.ffnGateInp->shape[1]);
+      c.experts.routerBias = load.vector(l.ffnGateInpBias);
+      c.experts.gateBias = load.vector(l.ffnGateExpsBias);
+      c.experts.upBias = load.vector(l.ffnUpExpsBias);
+      c.experts.downBias = load.vector(l.ffnDownExpsBias);
+    } else {
+      c.ffnGate = load.matrix(l.ffnGate);
+      c.ffnUp = load.matrix(l.ffnUp);
+      c.ffnDown = load.matrix(l.ffnDown);
+    }
     c.attnNorm = load.vector(l.attnNorm);
     c.ffnNorm = load.vector(l.ffnNorm);
     c.postAttnNorm = load.vector(l.postAttnNorm);
@@ -59,6 +76,7 @@ CpuWeights loadCpuWeights(const model::ModelWeights& weights) {
     c.bk = load.vector(l.bk);
     c.bv = load.vector(l.bv);
     c.bo = load.vector(l.bo);
+    c.attnSinks = load.vector(l.attnSinks);
     c.bGate = load.vector(l.ffnGateBias);
     c.bUp = load.vector(l.ffnUpBias);
     c.bDown = load.vector(l.ffnDownBias);
@@ -72,9 +90,10 @@ CpuWeights loadCpuWeights(const model::ModelWeights& weights) {
 
 namespace ember::cpu {
 
-void repackCpuWeights(CpuWeights& w, ThreadPool& pool, bool kQuants, bool releaseFilePages) {
+void repackCpuWeights(CpuWeights& w, ThreadPool& pool, bool kQuants, bool releaseFilePages,
+                      const PrepareProgress& progress) {
   auto repack = [&](WeightMatrix& m) {
-    if (m.repacked != nullptr || !isRepackable(m.type)) return;
+    if (m.data == nullptr || m.repacked != nullptr || !isRepackable(m.type)) return;
     const bool kQuant = m.type == gguf::GgmlType::Q4_K || m.type == gguf::GgmlType::Q5_K ||
                         m.type == gguf::GgmlType::Q6_K;
     if (kQuant && !kQuants) return;
@@ -87,10 +106,18 @@ void repackCpuWeights(CpuWeights& w, ThreadPool& pool, bool kQuants, bool releas
     if (m.data != w.tokenEmbedding.data) w.replacedBytes += m.rowBytes * size_t(m.rows);
     w.repacked.push_back(std::move(r));
   };
+  std::vector<WeightMatrix*> matrices;
   for (CpuLayerWeights& l : w.layers)
     for (WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffnGate, &l.ffnUp, &l.ffnDown})
-      repack(*m);
-  repack(w.output);
+      matrices.push_back(m);
+  matrices.push_back(&w.output);
+  uint64_t total = 0, done = 0;
+  for (const WeightMatrix* m : matrices) total += m->rowBytes * uint64_t(m->rows);
+  for (WeightMatrix* m : matrices) {
+    repack(*m);
+    done += m->rowBytes * uint64_t(m->rows);
+    if (progress) progress(done, total);  // between matrices: may throw to cancel the load
+  }
 }
 
 }  // namespace ember::cpu

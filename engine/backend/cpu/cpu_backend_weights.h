@@ -6,7 +6,9 @@
 #include <memory>
 #include <vector>
 
+#include "backend/cpu/cpu_expert_ffn.h"
 #include "backend/cpu/matmul.h"
+#include "backend/prepare_progress.h"
 #include "backend/cpu/repack.h"
 #include "model/model_weights.h"
 
@@ -26,6 +28,8 @@ struct CpuLayerWeights {
   std::vector<float> bo;                 // (n_embd) or empty
   std::vector<float> bGate, bUp;         // (n_ff) or empty: the feed-forward biases
   std::vector<float> bDown;              // (n_embd) or empty
+  std::vector<float> attnSinks;          // (n_head) or empty
+  CpuExpertWeights experts;              // mixture of experts (then ffnGate/Up/Down are empty)
 };
 
 struct CpuWeights {
@@ -52,6 +56,8 @@ CpuWeights loadCpuWeights(const model::ModelWeights& weights);
 // they replace, never by the whole model twice.
 // kQuants: also the Q4_K/Q5_K/Q6_K matrices (KernelMode::Approx).
 // releaseFilePages: only for weights in a read-only file mapping (GgufFile::isFileMapped).
-void repackCpuWeights(CpuWeights& weights, ThreadPool& pool, bool kQuants, bool releaseFilePages);
+// `progress` (optional) hears the bytes of the matrices walked so far, after each one.
+void repackCpuWeights(CpuWeights& weights, ThreadPool& pool, bool kQuants, bool releaseFilePages,
+                      const PrepareProgress& progress = {});
 
 }  // namespace ember::cpu

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/cpu/cpu_expert_ffn.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops/attention.h"
 #include "model/model_config.h"
@@ -47,6 +48,7 @@ struct CpuWorkspace {
   int64_t scratchSpan = 0;              // S the scratch rows hold
   int64_t scratchStride = 0;            // ops::attentionTileScratchFloats(tile queries, S, ...)
   MatmulScratch matmul;
+  ExpertScratch experts;  // mixture-of-experts layers
 
   // Grows the buffers to hold T tokens, R output rows and spans of S positions.
   void reserve(const model::ModelConfig& c, int ropeVariants, int threads, int64_t tokens,
@@ -61,8 +63,10 @@ struct CpuWorkspace {
     grow(v, tokens * c.vDim());
     grow(attention, tokens * c.attnOutDim());
     grow(blockOut, tokens * c.embeddingDim);
-    grow(gate, tokens * c.ffnDim);
-    grow(up, tokens * c.ffnDim);
+    if (!c.mixtureOfExperts()) {  // the experts keep their own buffers (ExpertScratch)
+      grow(gate, tokens * c.ffnDim);
+      grow(up, tokens * c.ffnDim);
+    }
     grow(rope, int64_t(ropeVariants) * tokens * c.ropeDims);
     grow(tokenSequence, tokens);
     grow(tokenPosition, tokens);
@@ -84,7 +88,7 @@ struct CpuWorkspace {
                             rope.size() + outputRows.size() + attentionScratch.size()) +
            sizeof(int32_t) * (tokenSequence.size() + tokenPosition.size() + outputTokens.size() +
                               attentionTiles.size()) +
-           matmul.quantizedX.size();
+           matmul.quantizedX.size() + experts.bytes();
   }
 };
 

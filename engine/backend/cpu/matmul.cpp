@@ -55,7 +55,7 @@ WeightMatrix weightMatrix(const gguf::TensorInfo& tensor) {
   if (!isSupportedWeightType(tensor.type))
     throw Error(describe(tensor) +
                 ": type not supported by the CPU backend (supported: F32, F16, BF16, Q4_0, Q4_1, "
-                "Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K)");
+                "Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, MXFP4)");
   if (tensor.shape.empty()) throw Error(describe(tensor) + ": has no dimensions");
   uint64_t rows = 1;
   for (size_t i = 1; i < tensor.shape.size(); ++i) {

@@ -119,24 +119,35 @@ RepackedLayout layoutOf(GgmlType type) {
     case GgmlType::Q4_1:
     case GgmlType::Q4_K:
       return RepackedLayout::Nibble4;
+    case GgmlType::Q5_0:
+    case GgmlType::Q5_1:
+      return RepackedLayout::Nibble5;
     default:
       return RepackedLayout::Int8;
   }
 }
 
 // Writes row r (0..15) of one repacked block.
-void storeRow(const SourceBlock& s, RepackedLayout layout, int r, uint8_t* block,
-              size_t quantBytes) {
-  if (layout == RepackedLayout::Nibble4) {
+void storeRow(const SourceBlock& s, const RepackedMatrix& m, int r, uint8_t* block) {
+  const size_t quantBytes = m.quantBytes;
+  if (m.layout != RepackedLayout::Int8) {
+    int q[32];  // unsigned: 0..15 (Nibble4) or 0..31 (Nibble5)
+    for (int j = 0; j < 32; ++j) q[j] = s.q[j] + m.quantOffset;
     for (int k = 0; k < 4; ++k)
       for (int i = 0; i < 4; ++i)
-        block[64 * k + 4 * r + i] = uint8_t(s.q[4 * k + i] | s.q[16 + 4 * k + i] << 4);
+        block[64 * k + 4 * r + i] = uint8_t((q[4 * k + i] & 15) | (q[16 + 4 * k + i] & 15) << 4);
+    if (m.layout == RepackedLayout::Nibble5)
+      for (int i = 0; i < 4; ++i) {
+        uint8_t high = 0;
+        for (int k = 0; k < 8; ++k) high |= uint8_t((q[4 * k + i] >> 4 & 1) << k);
+        block[256 + 4 * r + i] = high;
+      }
   } else {
     for (int k = 0; k < 8; ++k)
       for (int i = 0; i < 4; ++i) block[64 * k + 4 * r + i] = uint8_t(int8_t(s.q[4 * k + i]));
   }
   std::memcpy(block + quantBytes + 2 * r, &s.d, 2);
-  std::memcpy(block + quantBytes + 32 + 2 * r, &s.m, 2);
+  if (m.hasMin) std::memcpy(block + quantBytes + 32 + 2 * r, &s.m, 2);
 }
 
 void freeAligned(uint8_t* p) { std::free(p); }
@@ -178,8 +189,11 @@ std::unique_ptr<RepackedMatrix> repackMatrix(const WeightMatrix& w, ThreadPool& 
   m->cols = w.cols;
   m->groups = (w.rows + kRepackGroupRows - 1) / kRepackGroupRows;
   m->blocks = w.cols / kRepackBlock;
-  m->quantBytes = m->layout == RepackedLayout::Nibble4 ? 256 : 512;
-  m->blockBytes = m->quantBytes + 64;
+  m->quantBytes = m->layout == RepackedLayout::Nibble4 ? 256
+                  : m->layout == RepackedLayout::Nibble5 ? 320 : 512;
+  m->quantOffset = w.type == GgmlType::Q5_0 ? 16 : 0;
+  m->hasMin = !(w.type == GgmlType::Q5_0 || w.type == GgmlType::Q8_0 || w.type == GgmlType::Q6_K);
+  m->blockBytes = m->quantBytes + (m->hasMin ? 64 : 32);
   m->roundedMinSum = w.type == GgmlType::Q4_1 || w.type == GgmlType::Q5_1;
   m->llamaLanes = w.type == GgmlType::Q4_0 || w.type == GgmlType::Q4_1 ||
                   w.type == GgmlType::Q5_0 || w.type == GgmlType::Q5_1 || w.type == GgmlType::Q8_0;
@@ -204,7 +218,7 @@ std::unique_ptr<RepackedMatrix> repackMatrix(const WeightMatrix& w, ThreadPool& 
           } else {
             s = SourceBlock{};  // padding rows: zero weights
           }
-          storeRow(s, m->layout, r, block, m->quantBytes);
+          storeRow(s, *m, r, block);
         }
       }
   });
@@ -223,16 +237,17 @@ void dequantizeRepackedRow(const RepackedMatrix& m, int64_t row, float* out) {
   for (int64_t b = 0; b < m.blocks; ++b) {
     const uint8_t* block = m.block(g, b);
     const float d = fp16ToFloat(loadU16(block + m.quantBytes + 2 * r));
-    const float mn = fp16ToFloat(loadU16(block + m.quantBytes + 32 + 2 * r));
+    const float mn = fp16ToFloat(m.minBits(block, r));
     for (int j = 0; j < 32; ++j) {
       int q;
-      if (m.layout == RepackedLayout::Nibble4) {
+      if (m.layout == RepackedLayout::Int8) {
+        q = int8_t(block[64 * (j / 4) + 4 * r + j % 4]);
+      } else {
         const uint8_t byte = block[64 * ((j % 16) / 4) + 4 * r + j % 4];
         q = j < 16 ? byte & 0x0f : byte >> 4;
-      } else {
-        q = int8_t(block[64 * (j / 4) + 4 * r + j % 4]);
+        if (m.layout == RepackedLayout::Nibble5) q |= (block[256 + 4 * r + j % 4] >> (j / 4) & 1) << 4;
       }
-      out[32 * b + j] = d * float(q) + mn;
+      out[32 * b + j] = d * float(q - m.quantOffset) + mn;
     }
   }
 }

@@ -10,13 +10,21 @@
 //       packed[k][r][i] = q(r, 4k + i) | q(r, 16 + 4k + i) << 4, q in 0..15
 //   Int8    (576 bytes)  i8 w[8][16][4]      | f16 d[16] | f16 m[16]
 //       w[k][r][i] = q(r, 4k + i), q in -128..127
+//   Nibble5 (352 / 384 bytes) u8 packed[4][16][4] | u8 high[16][4] | f16 d[16] [| f16 m[16]]
+//       packed as Nibble4 (the low 4 bits), bit k of high[r][i] = bit 4 of q(r, 4k + i),
+//       q in 0..31
+//   Without m (RepackedMatrix::hasMin false: Q5_0, Q8_0, Q6_K, whose m is 0) a block ends after
+//   d: Int8 544 bytes, Nibble5 352 bytes.
 //
-// and the weight is d[r] * q + m[r] in both (the kernels' sums: repacked_kernels.h). Sources:
+// and the weight is d[r] * (q - offset) + m[r] in all, offset = RepackedMatrix::quantOffset (16
+// for Q5_0, else 0; the kernels' sums: repacked_kernels.h). Decode reads every weight byte once
+// per token, so each layout is as large as its source per 16 x 32 weights (Q4_1 320, Q5_0 352,
+// Q5_1 384, Q8_0 544 bytes; Q4_0 320 for 288). Sources:
 //   Q4_0  Nibble4  q = nibble, m = -8 d (exact)                    lossless
 //   Q4_1  Nibble4  q, d, m as stored                               lossless
 //   Q4_K  Nibble4  per sub-block of 32: d = d * scale, m = -dmin * min, each rounded to f16
-//   Q5_0  Int8     q = 5-bit value - 16, m = 0                     lossless
-//   Q5_1  Int8     q = 5-bit value, d, m as stored                 lossless
+//   Q5_0  Nibble5  q = 5-bit value, offset 16, no m                lossless
+//   Q5_1  Nibble5  q = 5-bit value, d, m as stored                 lossless
 //   Q5_K  Int8     q = 5-bit value, d, m per sub-block as Q4_K
 //   Q8_0  Int8     q, d as stored, m = 0                           lossless
 //   Q6_K  Int8     each 32 dequantized values requantized: d = f16(amax / 127), q = round(v / d)
@@ -24,6 +32,7 @@
 // d / 2 per weight). F32, F16 and BF16 are not repacked: they keep the reference kernels.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 
 #include "gguf/ggml_types.h"
@@ -33,7 +42,7 @@ namespace ember::cpu {
 class ThreadPool;
 struct WeightMatrix;
 
-enum class RepackedLayout { Nibble4, Int8 };
+enum class RepackedLayout { Nibble4, Int8, Nibble5 };
 
 constexpr int64_t kRepackGroupRows = 16;
 constexpr int64_t kRepackBlock = 32;
@@ -44,19 +53,29 @@ struct RepackedMatrix {
   int64_t cols = 0;
   int64_t groups = 0;       // ceil(rows / 16)
   int64_t blocks = 0;       // cols / 32
-  size_t blockBytes = 0;    // 320 or 576
-  size_t quantBytes = 0;    // 256 or 512: the f16 d follow, then the f16 m
+  size_t blockBytes = 0;    // see the layouts above
+  size_t quantBytes = 0;    // 256, 512 or 320: the f16 d follow, then the f16 m (hasMin)
+  int quantOffset = 0;      // subtracted from every q (Q5_0: 16)
   // Q4_1/Q5_1: the min term uses the activation block's sum as llama.cpp's Q8_1 keeps it,
   // f16(dx * S), rather than dx * S in float, so that the result follows llama.cpp's rounding.
   bool roundedMinSum = false;
+  // Whether the blocks store m; without it m is 0 and the block ends after d.
+  bool hasMin = true;
   // Q4_0, Q4_1, Q5_0, Q5_1, Q8_0: the kernels sum in llama.cpp's order (x86_repacked_lanes.h)
   // and give the reference kernels' bits; Q4_0 then takes its offset as -8 S in lane 0, as
   // llama.cpp does, instead of through m.
   bool llamaLanes = false;
   bool lane0Offset = false;
-  std::unique_ptr<uint8_t[], void (*)(uint8_t*)> storage{nullptr, nullptr};  // 64-byte aligned
+  std::unique_ptr<uint8_t[], void (*)(uint8_t*)> storage{nullptr, nullptr};  // 64-byte aligned start; blocks of 352 / 544 bytes are not
   const uint8_t* block(int64_t group, int64_t b) const {
     return storage.get() + (size_t(group) * size_t(blocks) + size_t(b)) * blockBytes;
+  }
+  // m of row r (0..15) of a block, as f16 bits; 0 when the layout stores none.
+  uint16_t minBits(const uint8_t* blk, int r) const {
+    if (!hasMin) return 0;
+    uint16_t v;
+    std::memcpy(&v, blk + quantBytes + 32 + 2 * r, 2);
+    return v;
   }
   size_t bytes() const { return size_t(groups) * size_t(blocks) * blockBytes; }
 };

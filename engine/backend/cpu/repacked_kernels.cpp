@@ -12,13 +12,16 @@
 namespace ember::cpu {
 namespace {
 
+// q - offset of row r, element j of a block (repack.h's layouts).
 template <RepackedLayout kLayout>
-int weightAt(const uint8_t* block, int r, int j) {
-  if constexpr (kLayout == RepackedLayout::Nibble4) {
-    const uint8_t byte = block[64 * ((j % 16) / 4) + 4 * r + j % 4];
-    return j < 16 ? byte & 0x0f : byte >> 4;
+int weightAt(const RepackedMatrix& m, const uint8_t* block, int r, int j) {
+  if constexpr (kLayout == RepackedLayout::Int8) {
+    return int8_t(block[64 * (j / 4) + 4 * r + j % 4]) - m.quantOffset;
   } else {
-    return int8_t(block[64 * (j / 4) + 4 * r + j % 4]);
+    const uint8_t byte = block[64 * ((j % 16) / 4) + 4 * r + j % 4];
+    int q = j < 16 ? byte & 0x0f : byte >> 4;
+    if constexpr (kLayout == RepackedLayout::Nibble5) q |= (block[256 + 4 * r + j % 4] >> (j / 4) & 1) << 4;
+    return q - m.quantOffset;
   }
 }
 
@@ -36,9 +39,9 @@ void dotScalar(const RepackedTask& task) {
         const float xSum = kRoundedSum ? xr.s[b] : dx * float(xr.sum[b]);
         for (int r = 0; r < rows; ++r) {
           int32_t isum = 0;
-          for (int j = 0; j < 32; ++j) isum += weightAt<kLayout>(block, r, j) * xr.qs[32 * b + j];
+          for (int j = 0; j < 32; ++j) isum += weightAt<kLayout>(m, block, r, j) * xr.qs[32 * b + j];
           const float d = quant::fp16ToFloat(quant::loadU16(block + m.quantBytes + 2 * r));
-          const float mn = quant::fp16ToFloat(quant::loadU16(block + m.quantBytes + 32 + 2 * r));
+          const float mn = quant::fp16ToFloat(m.minBits(block, r));
           acc[r] = std::fma(float(isum), d * dx, acc[r]);
           acc[r] = std::fma(mn, xSum, acc[r]);
         }
@@ -67,12 +70,12 @@ void dotScalarLanes(const RepackedTask& task) {
           for (int i = 0; i < 8; ++i) {
             int32_t p = 0;
             for (int j = 4 * i; j < 4 * i + 4; ++j)
-              p += weightAt<kLayout>(block, r, j) * xr.qs[32 * b + j];
+              p += weightAt<kLayout>(m, block, r, j) * xr.qs[32 * b + j];
             if (m.lane0Offset && i == 0) p -= 8 * xr.sum[b];
             lane[i] = std::fma(float(p), dd, lane[i]);
           }
           if (m.roundedMinSum) {
-            const float mn = quant::fp16ToFloat(quant::loadU16(block + m.quantBytes + 32 + 2 * r));
+            const float mn = quant::fp16ToFloat(m.minBits(block, r));
             accMin = std::fma(mn, xr.s[b], accMin);
           }
         }
@@ -90,7 +93,11 @@ void dotScalarLanes(const RepackedTask& task) {
 RepackedDotFn repackedKernelScalar(const RepackedMatrix& m) {
   using L = RepackedLayout;
   if (m.llamaLanes)
-    return m.layout == L::Nibble4 ? dotScalarLanes<L::Nibble4> : dotScalarLanes<L::Int8>;
+    return m.layout == L::Nibble4   ? dotScalarLanes<L::Nibble4>
+           : m.layout == L::Nibble5 ? dotScalarLanes<L::Nibble5>
+                                    : dotScalarLanes<L::Int8>;
+  if (m.layout == L::Nibble5)
+    return m.roundedMinSum ? dotScalar<L::Nibble5, true> : dotScalar<L::Nibble5, false>;
   if (m.layout == L::Nibble4)
     return m.roundedMinSum ? dotScalar<L::Nibble4, true> : dotScalar<L::Nibble4, false>;
   return m.roundedMinSum ? dotScalar<L::Int8, true> : dotScalar<L::Int8, false>;

@@ -25,6 +25,15 @@ inline int32_t loadQuad(const int8_t* p) {
   return v;
 }
 
+// Decode streams the weights once per token, faster than the hardware prefetcher follows: every
+// cache line of the block this many blocks ahead (the matrix's groups follow one another, so
+// this runs into the next group; prefetching past the end is harmless).
+constexpr int64_t kPrefetchBlocks = 12;
+inline void prefetchBlock(const uint8_t* p, size_t bytes) {
+  for (size_t off = 0; off < bytes; off += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(p + off), _MM_HINT_T0);
+}
+
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 
 template <RepackedLayout kLayout, bool kRoundedSum, int T>
@@ -39,21 +48,22 @@ void groupTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStr
   const __m512i flip = _mm512_set1_epi8(int8_t(0x80));
   for (int64_t b = 0; b < m.blocks; ++b) {
     const uint8_t* blk = m.block(g, b);
-    _mm_prefetch(reinterpret_cast<const char*>(blk + 8 * m.blockBytes), _MM_HINT_T0);
+    prefetchBlock(blk + kPrefetchBlocks * m.blockBytes, m.blockBytes);
     __m512i w[8];
     if constexpr (kLayout == RepackedLayout::Nibble4) {
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
-        const __m512i packed = _mm512_load_si512(blk + 64 * k);
+        const __m512i packed = _mm512_loadu_si512(blk + 64 * k);
         w[k] = _mm512_and_si512(packed, lowNibble);
         w[4 + k] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), lowNibble);
       }
     } else {
 #pragma GCC unroll 8
-      for (int k = 0; k < 8; ++k) w[k] = _mm512_xor_si512(_mm512_load_si512(blk + 64 * k), flip);
+      for (int k = 0; k < 8; ++k) w[k] = _mm512_xor_si512(_mm512_loadu_si512(blk + 64 * k), flip);
     }
     const __m512 dw = _mm512_cvtph_ps(quant::load256(blk + m.quantBytes));
-    const __m512 mw = _mm512_cvtph_ps(quant::load256(blk + m.quantBytes + 32));
+    const __m512 mw =
+        m.hasMin ? _mm512_cvtph_ps(quant::load256(blk + m.quantBytes + 32)) : _mm512_setzero_ps();
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       const int8_t* xq = xr[t].qs + 32 * b;
@@ -96,7 +106,7 @@ void groupTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStr
     for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < m.blocks; ++b) {
       const uint8_t* blk = m.block(g, b);
-      if (h == 0) _mm_prefetch(reinterpret_cast<const char*>(blk + 8 * m.blockBytes), _MM_HINT_T0);
+      if (h == 0) prefetchBlock(blk + kPrefetchBlocks * m.blockBytes, m.blockBytes);
       __m256i w[8];
       if constexpr (kLayout == RepackedLayout::Nibble4) {
 #pragma GCC unroll 4
@@ -110,7 +120,8 @@ void groupTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStr
         for (int k = 0; k < 8; ++k) w[k] = quant::load256(blk + 64 * k + 32 * h);
       }
       const __m256 dw = _mm256_cvtph_ps(quant::load128(blk + m.quantBytes + 16 * h));
-      const __m256 mw = _mm256_cvtph_ps(quant::load128(blk + m.quantBytes + 32 + 16 * h));
+      const __m256 mw = m.hasMin
+          ? _mm256_cvtph_ps(quant::load128(blk + m.quantBytes + 32 + 16 * h)) : _mm256_setzero_ps();
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         const int8_t* xq = xr[t].qs + 32 * b;
@@ -190,7 +201,7 @@ namespace {
 
 RepackedDotFn x86RepackedKernel(const RepackedMatrix& m) {
   using L = RepackedLayout;
-  if (m.llamaLanes) return x86LaneKernel(m);
+  if (m.llamaLanes || m.layout == L::Nibble5) return x86LaneKernel(m);  // Nibble5: lanes only
   if (m.layout == L::Nibble4)
     return m.roundedMinSum ? runRepacked<L::Nibble4, true> : runRepacked<L::Nibble4, false>;
   return m.roundedMinSum ? runRepacked<L::Int8, true> : runRepacked<L::Int8, false>;

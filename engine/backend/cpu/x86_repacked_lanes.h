@@ -14,7 +14,7 @@ namespace {
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 
-template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, int T>
+template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, bool kOffset16, int T>
 void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStride, float* y,
               int64_t yStride) {
   Q8x32Row xr[T];
@@ -29,20 +29,32 @@ void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStri
   const __m512i lowNibble = _mm512_set1_epi8(0x0f);
   const __m512i flip = _mm512_set1_epi8(int8_t(0x80));
   const __m512i zero = _mm512_setzero_si512();
+  const __m512i bit4 = _mm512_set1_epi8(16);  // Nibble5's fifth bit, and Q5_0's offset
   for (int64_t b = 0; b < m.blocks; ++b) {
     const uint8_t* blk = m.block(g, b);
-    _mm_prefetch(reinterpret_cast<const char*>(blk + 8 * m.blockBytes), _MM_HINT_T0);
+    prefetchBlock(blk + kPrefetchBlocks * m.blockBytes, m.blockBytes);
     __m512i w[8];
-    if constexpr (kLayout == RepackedLayout::Nibble4) {
+    if constexpr (kLayout != RepackedLayout::Int8) {
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
-        const __m512i packed = _mm512_load_si512(blk + 64 * k);
+        const __m512i packed = _mm512_loadu_si512(blk + 64 * k);
         w[k] = _mm512_and_si512(packed, lowNibble);
         w[4 + k] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), lowNibble);
       }
+      if constexpr (kLayout == RepackedLayout::Nibble5) {
+        // Bit k of each high byte becomes bit 4 of w[k]'s byte (16-bit shifts: for these
+        // distances the bit that lands on bit 4 comes from the same byte).
+        const __m512i high = _mm512_loadu_si512(blk + 256);
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k) {
+          const __m512i moved = k < 4 ? _mm512_slli_epi16(high, 4 - k)
+                                      : k > 4 ? _mm512_srli_epi16(high, k - 4) : high;
+          w[k] = _mm512_ternarylogic_epi32(w[k], moved, bit4, 0xF8);  // w | (moved & bit4)
+        }
+      }
     } else {
 #pragma GCC unroll 8
-      for (int k = 0; k < 8; ++k) w[k] = _mm512_xor_si512(_mm512_load_si512(blk + 64 * k), flip);
+      for (int k = 0; k < 8; ++k) w[k] = _mm512_xor_si512(_mm512_loadu_si512(blk + 64 * k), flip);
     }
     const __m512 dw = _mm512_cvtph_ps(quant::load256(blk + m.quantBytes));
     __m512 mw;
@@ -57,6 +69,8 @@ void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStri
         __m512i p = _mm512_dpbusd_epi32(zero, w[i], xb);
         if constexpr (kLayout == RepackedLayout::Int8)
           p = _mm512_sub_epi32(p, _mm512_dpbusd_epi32(zero, flip, xb));  // the +128 of w
+        if constexpr (kOffset16)
+          p = _mm512_sub_epi32(p, _mm512_dpbusd_epi32(zero, bit4, xb));  // q - 16
         if constexpr (kLane0Offset)
           if (i == 0) p = _mm512_sub_epi32(p, _mm512_set1_epi32(8 * xr[t].sum[b]));
         acc[t][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc[t][i]);
@@ -81,7 +95,7 @@ constexpr int kLaneTokenTile = 2;
 
 #else  // AVX2: the same per half group, integer lane sums from vpmaddubsw + vpmaddwd
 
-template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, int T>
+template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, bool kOffset16, int T>
 void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStride, float* y,
               int64_t yStride) {
   Q8x32Row xr[T];
@@ -89,6 +103,7 @@ void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStri
   const int64_t rows = quant::minOf(kRepackGroupRows, m.rows - g * kRepackGroupRows);
   const __m256i lowNibble = _mm256_set1_epi8(0x0f);
   const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i bit4 = _mm256_set1_epi8(16);
   for (int h = 0; h < 2; ++h) {
     if (8 * h >= rows) break;
     __m256 acc[T][8], accMin[T];
@@ -98,12 +113,21 @@ void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStri
     }
     for (int64_t b = 0; b < m.blocks; ++b) {
       const uint8_t* blk = m.block(g, b);
+      if (h == 0) prefetchBlock(blk + kPrefetchBlocks * m.blockBytes, m.blockBytes);
       __m256i w[8];
-      if constexpr (kLayout == RepackedLayout::Nibble4) {
+      if constexpr (kLayout != RepackedLayout::Int8) {
         for (int k = 0; k < 4; ++k) {
           const __m256i packed = quant::load256(blk + 64 * k + 32 * h);
           w[k] = _mm256_and_si256(packed, lowNibble);
           w[4 + k] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), lowNibble);
+        }
+        if constexpr (kLayout == RepackedLayout::Nibble5) {
+          const __m256i high = quant::load256(blk + 256 + 32 * h);  // as in the AVX-512 kernel
+          for (int k = 0; k < 8; ++k) {
+            const __m256i moved = k < 4 ? _mm256_slli_epi16(high, 4 - k)
+                                        : k > 4 ? _mm256_srli_epi16(high, k - 4) : high;
+            w[k] = _mm256_or_si256(w[k], _mm256_and_si256(moved, bit4));
+          }
         }
       } else {
         for (int k = 0; k < 8; ++k) w[k] = quant::load256(blk + 64 * k + 32 * h);
@@ -117,11 +141,13 @@ void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStri
         for (int i = 0; i < 8; ++i) {
           const __m256i xb = _mm256_set1_epi32(loadQuad(xq + 4 * i));
           __m256i pairs;
-          if constexpr (kLayout == RepackedLayout::Nibble4)
-            pairs = _mm256_maddubs_epi16(w[i], xb);
+          if constexpr (kLayout != RepackedLayout::Int8)
+            pairs = _mm256_maddubs_epi16(w[i], xb);  // at most 2 * 31 * 127
           else
             pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(w[i], w[i]), _mm256_sign_epi8(xb, w[i]));
           __m256i p = _mm256_madd_epi16(pairs, ones);
+          if constexpr (kOffset16)  // q - 16
+            p = _mm256_sub_epi32(p, _mm256_madd_epi16(_mm256_maddubs_epi16(bit4, xb), ones));
           if constexpr (kLane0Offset)
             if (i == 0) p = _mm256_sub_epi32(p, _mm256_set1_epi32(8 * xr[t].sum[b]));
           acc[t][i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), dd, acc[t][i]);
@@ -149,17 +175,17 @@ constexpr int kLaneTokenTile = 2;
 
 #endif
 
-template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin>
+template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, bool kOffset16>
 void runLanes(const RepackedTask& task) {
   const RepackedMatrix& m = *task.m;
   for (int64_t g = task.group0; g < task.group1; ++g) {
     int64_t t = 0;
     for (; t + kLaneTokenTile <= task.tokens; t += kLaneTokenTile)
-      laneTile<kLayout, kLane0Offset, kHasMin, kLaneTokenTile>(
+      laneTile<kLayout, kLane0Offset, kHasMin, kOffset16, kLaneTokenTile>(
           m, g, task.x + size_t(t) * task.xStride, task.xStride, task.y + t * task.yStride,
           task.yStride);
     if (t < task.tokens)
-      laneTile<kLayout, kLane0Offset, kHasMin, 1>(m, g, task.x + size_t(t) * task.xStride,
+      laneTile<kLayout, kLane0Offset, kHasMin, kOffset16, 1>(m, g, task.x + size_t(t) * task.xStride,
                                                   task.xStride, task.y + t * task.yStride,
                                                   task.yStride);
   }
@@ -168,10 +194,16 @@ void runLanes(const RepackedTask& task) {
 RepackedDotFn x86LaneKernel(const RepackedMatrix& m) {
   using L = RepackedLayout;
   if (m.layout == L::Nibble4) {
-    if (m.lane0Offset) return runLanes<L::Nibble4, true, false>;
-    return m.roundedMinSum ? runLanes<L::Nibble4, false, true> : runLanes<L::Nibble4, false, false>;
+    if (m.lane0Offset) return runLanes<L::Nibble4, true, false, false>;
+    return m.roundedMinSum ? runLanes<L::Nibble4, false, true, false>
+                           : runLanes<L::Nibble4, false, false, false>;
   }
-  return m.roundedMinSum ? runLanes<L::Int8, false, true> : runLanes<L::Int8, false, false>;
+  if (m.layout == L::Nibble5) {
+    if (m.quantOffset == 16) return runLanes<L::Nibble5, false, false, true>;
+    return m.roundedMinSum ? runLanes<L::Nibble5, false, true, false>
+                           : runLanes<L::Nibble5, false, false, false>;
+  }
+  return m.roundedMinSum ? runLanes<L::Int8, false, true, false> : runLanes<L::Int8, false, false, false>;
 }
 
 }  // namespace

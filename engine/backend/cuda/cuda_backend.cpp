@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "backend/cuda/cuda_device.h"
 #include "model/memory_plan.h"
@@ -29,12 +30,25 @@ void requireWeightsFit(const gguf::GgufFile& file, const model::ModelConfig& con
                        plan.message);
 }
 
+// The steps of the layer the CUDA kernels do not have yet; such a model is refused at load with
+// the reason rather than run wrongly.
+void requireCudaSupport(const model::ModelConfig& c) {
+  std::string missing;
+  if (c.mixtureOfExperts()) missing += ", a mixture-of-experts feed-forward";
+  if (c.attentionSinks) missing += ", attention sinks";
+  if (c.ffnActivation == model::FfnActivation::SwigluOai) missing += ", the clamped SwiGLU";
+  if (!missing.empty())
+    throw ember::Error("cuda backend: " + c.architectureName + " needs" + missing.substr(1) +
+                       ", which the CUDA kernels do not implement yet; use the CPU backend");
+}
+
 }  // namespace
 
 CudaBackend::CudaBackend(const gguf::GgufFile& file, const model::ModelConfig& config,
                          const CudaBackendOptions& options)
     : config_(config),
       graphs_(options.cudaGraphs, "CUDA graphs were switched off (EMBER_CUDA_GRAPHS=0)") {
+  requireCudaSupport(config_);
   device_ = selectDevice(options.device);
   deviceName_ = deviceName(device_);
   site_ = {"load", -1};
@@ -43,7 +57,7 @@ CudaBackend::CudaBackend(const gguf::GgufFile& file, const model::ModelConfig& c
     bindDevice();
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     checkCublas(cublasCreate(&cublas_), site_, "cublasCreate");
-    weights_ = uploadWeights(model::bindModelWeights(file, config_));
+    weights_ = uploadWeights(model::bindModelWeights(file, config_), options.progress);
     ws_.init(config_, weights_.largestMatrixElements, weights_.largestCols, site_);
     // The stream first: cublasSetStream resets the workspace to cuBLAS's own pool. A workspace
     // of our own means cuBLAS allocates nothing while a CUDA graph is being captured.

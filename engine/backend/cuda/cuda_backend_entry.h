@@ -4,6 +4,7 @@
 #include <string>
 
 #include "backend/backend.h"
+#include "backend/prepare_progress.h"
 
 namespace ember::gguf {
 class GgufFile;
@@ -14,6 +15,7 @@ namespace ember::cuda {
 struct CudaBackendOptions {
   int device = -1;         // -1: EMBER_CUDA_DEVICE when set, else the device with most free memory
   bool cudaGraphs = true;  // capture decode steps into CUDA graphs
+  PrepareProgress progress;  // optional: hears the weights' upload, tensor by tensor
 };
 
 // The options the environment asks for: EMBER_CUDA_DEVICE=<n> picks a device, EMBER_CUDA_GRAPHS=0

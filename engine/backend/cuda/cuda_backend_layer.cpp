@@ -107,6 +107,11 @@ class CudaLayerOps final : public model::LayerOps {
              "gatedActivation");
   }
 
+  // No kernels yet: CudaBackend refuses mixture-of-experts models (requireCudaSupport).
+  void expertFeedForward(int32_t, Activation, Activation) override {
+    throw ember::Error("cuda backend: the mixture-of-experts feed-forward is not implemented");
+  }
+
   void scale(Activation x, float factor) override {
     b_.check(k::scaleInPlace(buffer(x), int64_t(plan_.tokens) * width(x), factor, b_.stream_),
              "scaleInPlace");

@@ -102,7 +102,7 @@ class Uploader {
     });
   }
 
-  void upload() {
+  void upload(const PrepareProgress& progress) {
     const CudaSite site{"load", -1};
     w_.memory = DeviceMemory(total_, site, "the model's weights");
     char* base = w_.memory.as<char>();
@@ -111,6 +111,8 @@ class Uploader {
       char* dst = base + offsets_[i];
       checkCuda(cudaMemcpy(dst, source, bytes, cudaMemcpyHostToDevice), site,
                 "cudaMemcpy (weights)");
+      // Synchronous copies: the tensor is on the device. A throw (cancel) frees the memory.
+      if (progress) progress(offsets_[i] + alignDevice(bytes), total_);
     }
   }
 
@@ -131,7 +133,8 @@ class Uploader {
 
 }  // namespace
 
-DeviceWeights uploadWeights(const model::ModelWeights& weights) {
+DeviceWeights uploadWeights(const model::ModelWeights& weights,
+                            const PrepareProgress& progress) {
   DeviceWeights w;
   w.layers.resize(weights.layers.size());  // fixed before the uploader keeps pointers into it
   Uploader up(w);
@@ -164,7 +167,7 @@ DeviceWeights uploadWeights(const model::ModelWeights& weights) {
     up.vector(l.ffnUpBias, d.bUp);
     up.vector(l.ffnDownBias, d.bDown);
   }
-  up.upload();
+  up.upload(progress);
   if (weights.tiedOutput) w.output = w.tokenEmbedding;
   return w;
 }

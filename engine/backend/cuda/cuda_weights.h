@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/cuda/cuda_device.h"
+#include "backend/prepare_progress.h"
 #include "model/model_weights.h"
 
 #include <ember/kernels/kernels.h>
@@ -55,6 +56,7 @@ struct DeviceWeights {
 
 // Uploads the bound tensors; throws ember::Error naming a tensor whose type the kernels do not
 // support, CudaError when the device runs out of memory.
-DeviceWeights uploadWeights(const model::ModelWeights& weights);
+DeviceWeights uploadWeights(const model::ModelWeights& weights,
+                            const PrepareProgress& progress = {});
 
 }  // namespace ember::cuda

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/load_progress.h"
 #include "ember/request.h"
 
 namespace ember {
@@ -82,6 +83,11 @@ class Engine {
   // Loads the model; throws ember::Error with a clear message (bad file, unsupported
   // architecture or tensor type, context longer than the model's).
   static std::unique_ptr<Engine> load(const EngineOptions& options);
+  // The same, with progress: the file's tensor data is read first (Stage::Reading), then the
+  // backend prepares the weights (Stage::Preparing), each reported to `control` (nullptr: the
+  // load above, which reads nothing ahead). Throws LoadCancelled, having freed what it built,
+  // when control->cancel() was called.
+  static std::unique_ptr<Engine> load(const EngineOptions& options, LoadControl* control);
   ~Engine();
 
   // Validates, renders and tokenizes the request and queues it. Throws ember::Error for bad

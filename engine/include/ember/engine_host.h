@@ -18,8 +18,11 @@ class EngineHost : public Generator {
   ~EngineHost() override;  // fails what is running ("shutting down"), stops and joins the thread
 
   // Loads a model, replacing the current one; blocks until it is loaded and returns its info.
-  // Throws ember::Error (bad file, too big, ...); the host is then Empty/Failed.
-  ModelInfo load(const EngineOptions& options);
+  // Throws ember::Error (bad file, too big, ...); the host is then Empty/Failed. With `control`,
+  // the load reports its progress there (on the engine thread) and control->cancel() from any
+  // thread stops it: LoadCancelled is thrown and the host is Empty (the old model was freed
+  // when the load began).
+  ModelInfo load(const EngineOptions& options, LoadControl* control = nullptr);
   void unload();
 
   RequestId submit(GenerationRequest request, EventSink sink) override;

@@ -22,6 +22,25 @@ using Clock = std::chrono::steady_clock;
 enum class FinishReason { None, Eos, Stop, Length, Cancelled, Error };
 std::string_view finishReasonName(FinishReason reason);  // "eos", "stop", "length", ...
 
+// Log-probabilities of sampled tokens (GenerationRequest::logprobs). They come from the softmax of
+// the model's raw logits at that position: before penalties, temperature, top-k/top-p/min-p, as
+// llama.cpp's server reports them by default (its post_sampling_probs off) and as OpenAI's are
+// independent of the request's temperature. Natural log, so every value is <= 0.
+inline constexpr int32_t kMaxTopLogprobs = 20;
+
+struct TokenAlternative {
+  int32_t token = 0;
+  std::string text;     // the token's bytes (special tokens as their text); may be partial UTF-8
+  float logprob = 0;
+};
+
+struct TokenLogprob {
+  int32_t token = 0;    // the sampled token
+  std::string text;     // its bytes, as TokenAlternative::text
+  float logprob = 0;
+  std::vector<TokenAlternative> top;  // the topLogprobs most likely tokens, most likely first
+};
+
 struct GenerationRequest {
   // Which model answers, for a Generator that serves several (a router, a remote server); empty:
   // the generator's own (the one model an EngineHost has loaded).
@@ -34,6 +53,10 @@ struct GenerationRequest {
   nlohmann::ordered_json tools;  // null: none
   SamplingParams sampling;
   bool ignoreEndOfGeneration = false;  // benchmarks: always generate maxTokens tokens
+  // Report each sampled token's log-probability (RequestEvent::logprobs) and the topLogprobs
+  // (0..kMaxTopLogprobs) most likely tokens at its position. Off: nothing is computed.
+  bool logprobs = false;
+  int32_t topLogprobs = 0;
   bool reportPromptIds = false;  // copy the prompt's token ids into RequestStats.promptIds
   // Called on the engine's thread with the next-token logits (vocab) before each sample; for
   // log-probabilities and for checks that cached and cold prompts compute the same thing.
@@ -81,6 +104,11 @@ struct RequestEvent {
   // Kind::Text: the piece belongs to the model's reasoning section (<think>...</think>), not to
   // the answer.
   bool reasoning = false;
+  // Kind::Text, when the request asked for logprobs: the tokens sampled since the previous Text
+  // event, whose bytes this piece completes. The last Text event of an answer may have empty text
+  // and only logprobs (tokens whose bytes made no character). Tokens that formed a stop string,
+  // or the end-of-generation token, are never reported (their text is not part of the answer).
+  std::vector<TokenLogprob> logprobs;
   // Kind::Progress: prompt tokens done so far (cached ones included) of promptTokens, of which
   // cachedPromptTokens were reused; waiting = true while queued behind other requests.
   int32_t promptDone = 0;

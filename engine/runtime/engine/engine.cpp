@@ -15,12 +15,14 @@
 #include "gguf/gguf_file.h"
 #include "model/model_config.h"
 #include "runtime/engine/host_kv_spill.h"
+#include "runtime/engine/load_reporter.h"
 #include "runtime/engine/memory_check.h"
 #include "runtime/engine/model_runner.h"
 #include "runtime/engine/prompt_builder.h"
 #include "runtime/engine/request_lifecycle.h"
 #include "runtime/engine/scheduler.h"
 #include "runtime/engine/sequence_blocks.h"
+#include "runtime/sampling/logprobs.h"
 
 namespace ember {
 
@@ -61,20 +63,48 @@ struct Engine::Impl {
   void finish(Sequence& s, FinishReason reason, const std::string& error = {});
   void applyAborts();
   void advance(Sequence& s, int32_t tokenCount, std::span<const float> logits);
+  TokenLogprob describeLogprobs(std::span<const float> logits, TokenId token, int32_t topN) const;
 };
+
+// The sampled token's log-probability and its alternatives, with their bytes.
+TokenLogprob Engine::Impl::describeLogprobs(std::span<const float> logits, TokenId token,
+                                            int32_t topN) const {
+  const sampling::PositionLogprobs at = sampling::logprobsAt(logits, token, topN);
+  TokenLogprob out;
+  out.token = token;
+  out.text = tokenizer->tokenBytes(token, true);
+  out.logprob = at.chosen;
+  out.top.reserve(at.top.size());
+  for (const sampling::RankedLogprob& r : at.top)
+    out.top.push_back({r.id, tokenizer->tokenBytes(r.id, true), r.logprob});
+  return out;
+}
 
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Engine::~Engine() = default;
 
 std::unique_ptr<Engine> Engine::load(const EngineOptions& options) {
+  return load(options, nullptr);
+}
+
+std::unique_ptr<Engine> Engine::load(const EngineOptions& options, LoadControl* control) {
+  LoadReporter progress(control);
   auto d = std::make_unique<Impl>();
   d->options = options;
   d->file = gguf::GgufFile::open(options.modelPath);
   const model::ModelConfig config = model::readModelConfig(*d->file);
+  // Read ahead before the tokenizer is built (seconds for a 262k vocabulary): the bar moves
+  // from the start, and an unsupported architecture is refused before anything is read.
+  if (progress.active()) {
+    const uint64_t dataOffset = std::min(d->file->dataOffset(), d->file->fileSize());
+    readTensorData(options.modelPath, dataOffset, d->file->fileSize() - dataOffset, progress);
+  }
   d->tokenizer = Tokenizer::fromGguf(*d->file);
   d->chat.emplace(chat::resolveChatTemplate(*d->file));
-  d->backend =
-      makeBackend(*d->file, options.backend, options.threads, nullptr, options.kernels);
+  progress.checkCancelled();
+  d->backend = makeBackend(*d->file, options.backend, options.threads, nullptr, options.kernels,
+                           progress.prepareProgress());
+  progress.checkCancelled();
 
   int32_t context = options.contextLength;
   if (context < 0) throw Error("context length must be positive");
@@ -125,6 +155,7 @@ std::unique_ptr<Engine> Engine::load(const EngineOptions& options) {
   d->info.backendName = d->backend->name();
   d->info.chatTemplateName = d->chat->name;
   d->info.chatTemplateWarning = d->chat->warning;
+  progress.done();
   return std::unique_ptr<Engine>(new Engine(std::move(d)));
 }
 
@@ -144,6 +175,12 @@ RequestId Engine::addRequest(GenerationRequest request, EventSink sink) {
   s->maxNewTokens = request.sampling.maxTokens;
   s->ignoreEndOfGeneration = request.ignoreEndOfGeneration;
   s->logitsObserver = std::move(request.logitsObserver);
+  if (request.logprobs) {
+    if (request.topLogprobs < 0 || request.topLogprobs > kMaxTopLogprobs)
+      throw Error("top_logprobs must be between 0 and " + std::to_string(kMaxTopLogprobs) +
+                  ", got " + std::to_string(request.topLogprobs));
+    s->topLogprobs = request.topLogprobs;
+  }
   s->sampler = std::make_unique<Sampler>(request.sampling, d.backend->vocabSize());
   s->detokenizer = std::make_unique<IncrementalDetokenizer>(*d.tokenizer);
   s->stopMatcher = std::make_unique<StopMatcher>(request.sampling.stop);
@@ -270,6 +307,7 @@ void Engine::Impl::advance(Sequence& s, int32_t tokenCount, std::span<const floa
   const auto sampled = Clock::now();
   if (tokenizer->isEndOfGeneration(token) && !s.ignoreEndOfGeneration)
     return finish(s, FinishReason::Eos);
+  if (s.topLogprobs >= 0) s.pendingLogprobs.push_back(describeLogprobs(logits, token, s.topLogprobs));
   s.tokens.push_back(token);
   if (!s.firstToken) s.firstToken = sampled;
   s.lastToken = sampled;

@@ -99,6 +99,10 @@ ReasoningTags reasoningTagsFor(const Tokenizer& tokenizer) {
   if (tokenizer.findToken("<|channel>") && tokenizer.findToken("<channel|>")) {
     return {"<|channel>thought", "<channel|>"};
   }
+  // gpt-oss (harmony): the analysis channel, up to the final channel's message. The vocabulary
+  // renders these markers as text (gguf_vocabulary.cpp).
+  if (tokenizer.findToken("<|channel|>") && tokenizer.findToken("<|message|>"))
+    return {"<|channel|>analysis<|message|>", "<|end|><|start|>assistant<|channel|>final<|message|>"};
   return {"<think>", "</think>"};
 }
 

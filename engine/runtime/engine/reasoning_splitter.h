@@ -44,8 +44,10 @@ class ReasoningSplitter {
 
 // The tag pair of a model's reasoning section: [THINK]/[/THINK] where the vocabulary has a
 // "[THINK]" token (Magistral), Gemma 4's thought channel (<|channel>thought ... <channel|>)
-// where it has those tokens, otherwise <think>/</think> (Qwen3, DeepSeek-R1, SmolLM3, Phi-4
-// reasoning and most others).
+// where it has those tokens, gpt-oss's analysis channel (<|channel|>analysis<|message|> ...
+// <|end|><|start|>assistant<|channel|>final<|message|>) where it has <|channel|> and
+// <|message|>, otherwise <think>/</think> (Qwen3, DeepSeek-R1, SmolLM3, Phi-4 reasoning and most
+// others).
 struct ReasoningTags {
   std::string open, close;
 };

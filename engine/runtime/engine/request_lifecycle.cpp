@@ -31,6 +31,8 @@ void emitPiece(Sequence& s, const std::string& text, bool reasoning) {
   event.kind = RequestEvent::Kind::Text;
   event.text = text;
   event.reasoning = reasoning;
+  event.logprobs = std::move(s.pendingLogprobs);
+  s.pendingLogprobs.clear();
   event.time = now;
   if (s.sink) s.sink(event);
 }
@@ -64,6 +66,17 @@ void finishRequest(Sequence& s, FinishReason reason, const std::string& error) {
   if (s.reasoning && reason != FinishReason::Error) {
     for (const auto& piece : s.reasoning->flush()) emitPiece(s, piece.text, piece.reasoning);
   }
+  // Tokens still unreported: after a stop they formed the stop string (not part of the answer);
+  // otherwise their bytes made no text of their own, and they are reported without text.
+  if (!s.pendingLogprobs.empty() && reason != FinishReason::Stop && reason != FinishReason::Error) {
+    RequestEvent event;
+    event.id = s.id;
+    event.kind = RequestEvent::Kind::Text;
+    event.logprobs = std::move(s.pendingLogprobs);
+    event.time = Clock::now();
+    if (s.sink) s.sink(event);
+  }
+  s.pendingLogprobs.clear();
   const auto end = Clock::now();
   RequestStats& st = s.stats;
   st.finishReason = reason;

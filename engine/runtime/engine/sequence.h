@@ -35,6 +35,8 @@ struct Sequence {
   bool abortRequested = false;
   bool ignoreEndOfGeneration = false;
   std::function<void(std::span<const float>)> logitsObserver;
+  int32_t topLogprobs = -1;  // -1: no logprobs; otherwise how many alternatives per token
+  std::vector<TokenLogprob> pendingLogprobs;  // sampled, their text not handed out yet
 
   RequestStats stats;
   Clock::time_point submitted;                 // after tokenizing

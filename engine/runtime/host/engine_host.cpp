@@ -225,7 +225,7 @@ EngineHost::~EngineHost() {
   impl_->thread.join();
 }
 
-ModelInfo EngineHost::load(const EngineOptions& options) {
+ModelInfo EngineHost::load(const EngineOptions& options, LoadControl* control) {
   Impl& d = *impl_;
   if (std::this_thread::get_id() == d.thread.get_id())
     throw Error("a model cannot be loaded from inside a request's events");
@@ -240,7 +240,12 @@ ModelInfo EngineHost::load(const EngineOptions& options) {
     d.failAll("the model was changed before the answer finished");
     d.engine.reset();  // frees the old weights and KV pool before the new ones are mapped
     try {
-      d.engine = Engine::load(options);
+      d.engine = Engine::load(options, control);
+    } catch (const LoadCancelled&) {
+      std::lock_guard lock(d.mutex);
+      d.snapshot = {};  // Empty: nothing loaded, nothing failed
+      d.snapshot.message = "loading " + options.modelPath + " was cancelled";
+      throw;
     } catch (const std::exception& e) {
       std::lock_guard lock(d.mutex);
       d.snapshot = {};
@@ -298,6 +303,9 @@ RequestId EngineHost::submit(GenerationRequest request, EventSink sink) {
       throw Error("unknown model \"" + request.model + "\" (this engine has \"" + d.model->id +
                   "\")");
     validate(request.sampling, d.vocabSize, d.model->contextLength);
+    if (request.logprobs && (request.topLogprobs < 0 || request.topLogprobs > kMaxTopLogprobs))
+      throw Error("top_logprobs must be between 0 and " + std::to_string(kMaxTopLogprobs) +
+                  ", got " + std::to_string(request.topLogprobs));
     id = d.nextId++;
     d.commands.push_back(SubmitCommand{id, std::move(request), std::move(sink), Clock::now()});
     ++d.queuedSubmits;

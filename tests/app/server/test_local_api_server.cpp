@@ -1,8 +1,12 @@
 // The app's Local API server over an EngineHost with the real default model. Reference: the
 // same greedy request submitted to the EngineHost directly (the answer through HTTP must be
-// equal), and the OpenAI error shape for the 401 (code invalid_api_key).
+// equal), and the OpenAI error shape for the 401 (code invalid_api_key). The key is stored by
+// ConnectionSecrets: here without a keyring (the 0600 file fallback), and never in the settings.
 #include <QCoreApplication>
 #include <QDir>
+#include <QFile>
+#include <QSettings>
+#include <QStandardPaths>
 #include <QtTest>
 
 #include <httplib.h>
@@ -77,7 +81,7 @@ class LocalApiServerTest : public QObject {
     host.load(o);
     const std::string reference = directAnswer(host, "Name three colors.");
 
-    LocalApiServer server(&host);
+    LocalApiServer server(&host, nullptr, /*useKeyring=*/false);
     server.setEnabled(false);
     QVERIFY(server.available());
     QVERIFY(server.address().isEmpty());
@@ -117,6 +121,58 @@ class LocalApiServerTest : public QObject {
     QVERIFY(server.address().isEmpty());
     httplib::Client after("127.0.0.1", port);
     QVERIFY(!after.Get("/health"));  // nothing listens any more
+  }
+
+  // The key is kept out of the settings file (in the key file here, no keyring), a key an
+  // earlier version left in the settings is moved out, and a restarted app serves with it.
+  void keyLivesOutsideTheSettings() {
+    EMBER_REQUIRE_MODEL(path, "SmolLM2-135M-Instruct.Q4_1.gguf");
+    EngineHost host;
+    EngineOptions o;
+    o.modelPath = path.toStdString();
+    o.threads = 2;
+    o.contextLength = 256;
+    host.load(o);
+    const int port = freePort();
+    {
+      QSettings legacy;
+      legacy.setValue(QStringLiteral("localApiServer/apiKey"), QStringLiteral("sk-old-settings-key"));
+      legacy.setValue(QStringLiteral("localApiServer/port"), port);
+      legacy.setValue(QStringLiteral("localApiServer/enabled"), true);
+    }
+    {
+      LocalApiServer server(&host, nullptr, /*useKeyring=*/false);
+      QVERIFY(server.keyLoaded());
+      QCOMPARE(server.apiKey(), QStringLiteral("sk-old-settings-key"));
+      QVERIFY2(server.error().isEmpty(), qPrintable(server.error()));
+      QVERIFY(!server.keyStorageText().isEmpty());  // the page says where the key is
+    }
+    QSettings settings;
+    settings.sync();
+    QVERIFY(!settings.contains(QStringLiteral("localApiServer/apiKey")));
+    QFile ini(settings.fileName());
+    QVERIFY(ini.open(QIODevice::ReadOnly));
+    QVERIFY(!ini.readAll().contains("sk-old-settings-key"));
+    const QString keyFile = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) +
+                            QStringLiteral("/keys/local-api-server.key");
+    QVERIFY(QFile::exists(keyFile));
+    QCOMPARE(QFile(keyFile).permissions() & (QFileDevice::ReadGroup | QFileDevice::ReadOther),
+             QFileDevice::Permissions());
+
+    // A restart: the key comes back from its store and the server is on behind it.
+    LocalApiServer again(&host, nullptr, /*useKeyring=*/false);
+    QCOMPARE(again.apiKey(), QStringLiteral("sk-old-settings-key"));
+    QVERIFY(again.enabled());
+    httplib::Client client("127.0.0.1", port);
+    auto refused = client.Get("/v1/models");
+    QVERIFY(refused);
+    QCOMPARE(refused->status, 401);
+    auto allowed = client.Get("/v1/models", {{"Authorization", "Bearer sk-old-settings-key"}});
+    QVERIFY(allowed);
+    QCOMPARE(allowed->status, 200);
+    again.setApiKey(QString());  // no key: the file goes too
+    QVERIFY(!QFile::exists(keyFile));
+    again.setEnabled(false);
   }
 };
 

@@ -57,13 +57,15 @@ RepackedWeight readRepacked(const cpu::RepackedMatrix& m, int64_t row, int64_t j
   const int r = int(row % 16), e = int(j % 32);
   RepackedWeight w;
   w.d = cpu::quant::fp16ToFloat(cpu::quant::loadU16(blk + m.quantBytes + 2 * r));
-  w.m = cpu::quant::fp16ToFloat(cpu::quant::loadU16(blk + m.quantBytes + 32 + 2 * r));
-  if (m.layout == cpu::RepackedLayout::Nibble4) {
+  w.m = cpu::quant::fp16ToFloat(m.minBits(blk, r));
+  if (m.layout == cpu::RepackedLayout::Int8) {
+    w.q = int8_t(blk[64 * (e / 4) + 4 * r + e % 4]);
+  } else {
     const uint8_t byte = blk[64 * ((e % 16) / 4) + 4 * r + e % 4];
     w.q = e < 16 ? byte & 0x0f : byte >> 4;
-  } else {
-    w.q = int8_t(blk[64 * (e / 4) + 4 * r + e % 4]);
+    if (m.layout == cpu::RepackedLayout::Nibble5) w.q |= (blk[256 + 4 * r + e % 4] >> (e / 4) & 1) << 4;
   }
+  w.q -= m.quantOffset;
   return w;
 }
 
@@ -102,6 +104,10 @@ class TestCpuFastKernels : public QObject {
         const auto packed = cpu::repackMatrix(src.view, pool);
         QVERIFY(packed != nullptr);
         QCOMPARE(packed->groups, (rows + 15) / 16);
+        // Decode reads every byte once per token: a repacked 16 x 32 block is as large as 16 of
+        // the source's 32-element blocks (ggml's block sizes; Q4_0 keeps m, 320 for 288 bytes).
+        if (!isKQuant(type) && type != GgmlType::Q4_0)
+          QCOMPARE(packed->blockBytes, size_t(16 * gguf::ggmlTypeTraits(uint32_t(type))->typeSize));
         std::vector<float> unpacked(static_cast<size_t>(cols));
         for (int64_t r = 0; r < rows; ++r) {
           const std::vector<double> ref = test::dequantizedRow(src.view, r);

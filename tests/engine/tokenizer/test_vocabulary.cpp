@@ -5,6 +5,7 @@
 // Malformed files are built in memory with the GGUF writer.
 #include <QtTest>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -129,6 +130,31 @@ class TestVocabulary : public QObject {
     QCOMPARE(v.special.addEos, false);
     QCOMPARE(v.special.endOfGeneration, (std::vector<TokenId>{2, 5}));  // eos, then <|im_end|>
     QCOMPARE(parseByteToken(v.tokens[3]), std::optional<uint8_t>(0x0A));
+  }
+
+  // gpt-oss's harmony tokens, by llama.cpp's vocabulary loader (src/llama-vocab.cpp, 0.3.36):
+  // the message markers are rendered (user-defined), and with <|return|> and <|call|> both ending
+  // generation, <|end|> (the end of the reasoning channel's message) does not, and is rendered.
+  void harmonyKeepsGeneratingPastTheReasoningChannel() {
+    Metadata m = baseVocabulary();
+    m["tokenizer.ggml.tokens"] = Value::makeStringArray(
+        {"<unk>", "<s>", "</s>", "<0x0A>", "<|start|>", "<|channel|>", "<|message|>", "<|end|>",
+         "<|return|>", "<|call|>"});
+    std::vector<Value> scores(10, Value::makeFloat32(0)), types(10, Value::makeInt32(3));
+    types[0] = Value::makeInt32(2);
+    types[3] = Value::makeInt32(6);
+    m["tokenizer.ggml.scores"] = Value::makeArray(ValueType::Float32, scores);
+    m["tokenizer.ggml.token_type"] = Value::makeArray(ValueType::Int32, types);
+    const GgufVocabulary v = readGgufVocabulary(*fileOf(m));
+    QCOMPARE(v.special.endOfGeneration, (std::vector<TokenId>{2, 8, 9}));  // </s>, return, call
+    for (size_t i : {4, 5, 6, 7}) QCOMPARE(v.types[i], TokenType::UserDefined);
+    QCOMPARE(v.types[8], TokenType::Control);
+
+    // Without <|call|> (not a harmony vocabulary), <|end|> still ends generation (Phi-3).
+    setToken(m, 9, "<|eot|>");
+    const GgufVocabulary other = readGgufVocabulary(*fileOf(m));
+    QVERIFY(std::find(other.special.endOfGeneration.begin(), other.special.endOfGeneration.end(),
+                      7) != other.special.endOfGeneration.end());
   }
 
   void rejectsMalformedMetadata_data() {

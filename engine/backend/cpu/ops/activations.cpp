@@ -1,5 +1,6 @@
 #include "backend/cpu/ops/activations.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -45,6 +46,15 @@ void geluTanhGluRow(const float* gate, const float* up, float* out, int64_t n) {
       out[i] = g * up[i];
     else
       out[i] = halfToFloat(table[floatToHalf(g)]) * up[i];
+  }
+}
+
+void swigluOaiRow(const float* gate, const float* up, float* out, int64_t n) {
+  constexpr float kAlpha = 1.702f, kLimit = 7.0f;  // llama.cpp's fixed values for gpt-oss
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = std::min(gate[i], kLimit);
+    const float u = std::clamp(up[i], -kLimit, kLimit);
+    out[i] = g / (1.0f + std::exp(kAlpha * -g)) * (u + 1.0f);
   }
 }
 

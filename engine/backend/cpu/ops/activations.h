@@ -18,6 +18,9 @@ float geluTanh(float x);
 void siluGluRow(const float* gate, const float* up, float* out, int64_t n);
 // out (n) = gelu(gate) * up; out may alias gate or up.
 void geluTanhGluRow(const float* gate, const float* up, float* out, int64_t n);
+// out = g * sigmoid(1.702 g) * (u + 1) with g = min(gate, 7), u = clamp(up, -7, 7): gpt-oss's
+// SwiGLU, computed as ggml's swiglu_oai (g / (1 + exp(-1.702 g)), all in float). out may be gate.
+void swigluOaiRow(const float* gate, const float* up, float* out, int64_t n);
 
 // Final-logit soft-capping: x = cap * tanh(x / cap).
 void softcap(float* x, int64_t n, float cap);

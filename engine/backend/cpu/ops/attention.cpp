@@ -184,12 +184,16 @@ void attendHeads(std::span<const AttentionQuery> queries, const KvLayerView& kv,
       for (float* s = scores[j] + (query.first - base); s <= scores[j] + (query.last - base); ++s)
         *s = std::tanh(*s * inverse) * softcap * scale;
     }
-    const float maxScore =
+    float maxScore =
         vk.maxValue(scores[j] + (query.first - base), query.last - query.first + 1, masked);
+    // A sink joins the softmax as ggml's soft_max does: in the max, and exp(sink - max) in the sum.
+    const bool sink = query.sink != kNoSink;
+    if (sink) maxScore = std::max(maxScore, query.sink);
     const int32_t chunkStart = query.first - query.first % kLanes;
     const int32_t chunkEnd = (query.last / kLanes + 1) * kLanes;
-    const double sum =
+    double sum =
         vk.expChunks(scores[j] + (chunkStart - base), (chunkEnd - chunkStart) / kLanes, maxScore);
+    if (sink) sum += double(std::exp(query.sink - maxScore));
     vk.scaleToHalf(scores[j] + (query.first - base), query.last - query.first + 1,
                    float(1.0 / sum));
     std::fill(lanes[j], lanes[j] + int64_t(valueLanes) * kv.valueDim, 0.0f);

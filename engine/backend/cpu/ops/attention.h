@@ -10,6 +10,7 @@
 // weights are normalised in float and rounded to fp16, and the values are summed in lanes
 // (lane = position % 16, or % 64 for one-token steps) reduced pairwise.
 #include <cstdint>
+#include <limits>
 #include <span>
 
 namespace ember::cpu::ops {
@@ -59,11 +60,15 @@ void attendHead(const float* q, const KvLayerView& kv, std::span<const int32_t> 
 
 // One query of a tile: its head's query vector q (headDim, rounded to fp16 precision), the
 // positions it attends [first, last], and where its output (valueDim) goes.
+// sink: the head's attention-sink logit (gpt-oss), one more softmax score with no value, or
+// kNoSink.
+constexpr float kNoSink = -std::numeric_limits<float>::infinity();
 struct AttentionQuery {
   const float* q = nullptr;
   int32_t first = 0;
   int32_t last = 0;
   float* out = nullptr;
+  float sink = kNoSink;
 };
 
 // Most queries one attendHeads call takes.

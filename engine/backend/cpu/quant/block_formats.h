@@ -12,6 +12,7 @@
 //   Q4_K  256      144    f16 d, dmin; u8 scales[12]; u8 qs[128]
 //   Q5_K  256      176    f16 d, dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]
 //   Q6_K  256      210    u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d
+//   MXFP4 32       17     u8 e; u8 qs[16]             x = 2^(e - 128) * kFp4Values[q] (gpt-oss)
 // In the 32-element 4-bit formats byte j holds element j (low nibble) and j + 16 (high nibble);
 // the fifth bit of element j is bit j of qh read as a little-endian uint32.
 #include <cstdint>
@@ -73,6 +74,25 @@ struct BlockQ6_K {
   uint16_t d;
 };
 
+// MXFP4 (OCP microscaling FP4): a shared power-of-two scale (E8M0) and 16 bytes of 4-bit E2M1
+// codes, nibbles placed as in Q4_0. ggml stores the E2M1 values doubled, as integers, and halves
+// the scale instead, so the dot products stay integer sums.
+struct BlockMxfp4 {
+  uint8_t e;
+  uint8_t qs[16];
+};
+// The E2M1 code points, doubled (ggml's kvalues_mxfp4).
+inline constexpr int8_t kFp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+// 2^(e - 128): half of the block's E8M0 scale 2^(e - 127), as ggml_e8m0_to_fp32_half computes it
+// (e < 2 gives the subnormals 2^-128 and 2^-127).
+EMBER_INLINE float e8m0Half(uint8_t e) {
+  const uint32_t bits = e < 2 ? uint32_t(0x00200000) << e : uint32_t(e - 1) << 23;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+static_assert(sizeof(BlockMxfp4) == 17);
 static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 &&
               sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34);
 static_assert(sizeof(BlockQ4_K) == 144 && sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210);

@@ -22,6 +22,16 @@ void dequantizeQ4_0(const BlockQ4_0* b, int64_t nb, float* out) {
   }
 }
 
+void dequantizeMxfp4(const BlockMxfp4* b, int64_t nb, float* out) {
+  for (int64_t i = 0; i < nb; ++i, out += 32) {
+    const float d = e8m0Half(b[i].e);
+    for (int j = 0; j < 16; ++j) {
+      out[j] = float(kFp4Values[b[i].qs[j] & 0x0f]) * d;
+      out[j + 16] = float(kFp4Values[b[i].qs[j] >> 4]) * d;
+    }
+  }
+}
+
 void dequantizeQ4_1(const BlockQ4_1* b, int64_t nb, float* out) {
   for (int64_t i = 0; i < nb; ++i, out += 32) {
     const float d = fp16ToFloat(b[i].d), m = fp16ToFloat(b[i].m);
@@ -132,6 +142,8 @@ void dequantizeScalar(gguf::GgmlType type, const uint8_t* p, int64_t count, floa
       return dequantizeQ5_1(blocksOf<BlockQ5_1>(p), count / 32, out);
     case GgmlType::Q8_0:
       return dequantizeQ8_0(blocksOf<BlockQ8_0>(p), count / 32, out);
+    case GgmlType::MXFP4:
+      return dequantizeMxfp4(blocksOf<BlockMxfp4>(p), count / 32, out);
     case GgmlType::Q4_K:
       return dequantizeQ45_K<BlockQ4_K, false>(blocksOf<BlockQ4_K>(p), count / 256, out);
     case GgmlType::Q5_K:

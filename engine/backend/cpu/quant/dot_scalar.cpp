@@ -53,6 +53,13 @@ Block32 decode32(const uint8_t* p) {
     b.m = fp16ToFloat(blk->m);
     nibbles(blk->qs, b.q, 0);
     fifthBits(blk->qh, b.q, 0);
+  } else if constexpr (kType == GgmlType::MXFP4) {
+    const auto* blk = reinterpret_cast<const BlockMxfp4*>(p);
+    b.d = e8m0Half(blk->e);
+    for (int j = 0; j < 16; ++j) {
+      b.q[j] = kFp4Values[blk->qs[j] & 0x0f];
+      b.q[j + 16] = kFp4Values[blk->qs[j] >> 4];
+    }
   } else {
     const auto* blk = reinterpret_cast<const BlockQ8_0*>(p);
     b.d = fp16ToFloat(blk->d);
@@ -67,6 +74,7 @@ float dotRow32(const uint8_t* w, const uint8_t* xRow, int64_t cols) {
                             : kType == GgmlType::Q4_1 ? 20
                             : kType == GgmlType::Q5_0 ? 22
                             : kType == GgmlType::Q5_1 ? 24
+                            : kType == GgmlType::MXFP4 ? 17
                                                       : 34;
   constexpr bool kHasMin = kType == GgmlType::Q4_1 || kType == GgmlType::Q5_1;
   const Q8x32Row x = q8x32Row(xRow, cols);
@@ -194,6 +202,8 @@ const TypeKernels* scalarKernels(GgmlType type) {
       return &k32<GgmlType::Q5_1>;
     case GgmlType::Q8_0:
       return &k32<GgmlType::Q8_0>;
+    case GgmlType::MXFP4:  // every SIMD level uses this one
+      return &k32<GgmlType::MXFP4>;
     case GgmlType::Q4_K:
       return &kK<GgmlType::Q4_K>;
     case GgmlType::Q5_K:
