@@ -27,6 +27,10 @@ done
 log "building ${present[*]} with TSan"
 cmake --build "$EMBER_BUILD_DIR" -j"$(nproc)" --target "${present[@]}" || die "TSan build failed"
 ember_sanitizer_environment
+# TSan makes the model's matmuls some 40x slower: a test function that decodes with the real
+# model (test_engine_batching's preemption case) outlives QtTest's 5-minute watchdog, which
+# then aborts it as a hang. Allow 30 minutes per function; ctest's --timeout still bounds each test.
+export QTEST_FUNCTION_TIMEOUT=1800000
 regex="^($(IFS='|'; echo "${present[*]}"))\$"
 log "running the threaded tests under TSan"
 cd "$EMBER_BUILD_DIR"
