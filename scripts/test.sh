@@ -9,9 +9,10 @@
 # the fuzz part about 10 (7 harnesses, 30 s each, and their ASan build). Measured on a 2-core
 # machine shared with other builds (load 4-15), so long against a free one: package 3m20s with
 # a warm ccache (9m47s when 178 of its build steps had to recompile), lintian clean; tsan's
-# build 11m (291 steps, cold ccache), its run well over 10m: under TSan the real-model tests
-# are ~40x slower (test_engine_batching alone ran 8m20s before its 5-minute-per-function
-# watchdog was raised). asan is not measured (estimated at 30-60). None is in the default yet.
+# build 11m (291 steps, cold ccache), its run 21m and not green yet: under TSan the real-model
+# tests are ~40x slower (test_engine_batching ran 8m20s before QtTest's 5-minute watchdog, now
+# raised, stopped it; test_concurrent_chats outlives its own 120 s waits). No race was reported
+# in Ember's code. asan is not measured (estimated at 30-60). None is in the default yet.
 #   scripts/test.sh [ctest arguments...]     e.g. scripts/test.sh -L engine
 # Environment: EMBER_BUILD_DIR (default ./build), EMBER_MODELS_DIR (default ~/.cache/ember/models),
 # EMBER_TESTDATA (default ../shared/testdata), EMBER_LLAMACPP_DATA (default
