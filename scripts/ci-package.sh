@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the .deb (scripts/package.sh), installs it on this machine with its dependencies,
 # checks the installed programs from /usr/bin (ember --version without a display, ember-cli
-# inspect on the default model, ember-serve --help when packaged, the app under Xvfb until its
+# inspect on the default model, ember-serve --help, the app under Xvfb until its
 # window shows and answers one message), then purges it and checks no file of it is left.
 # Needs root (CI machines are throwaway); refuses to replace an ember installed otherwise.
 #   scripts/ci-package.sh
@@ -18,7 +18,8 @@ fi
 if [ -f "$EMBER_BUILD_DIR/CMakeCache.txt" ] && ! grep -q '^CMAKE_CUDA_COMPILER:[A-Z]*=/' "$EMBER_BUILD_DIR/CMakeCache.txt"; then
   export EMBER_PACKAGE_BUILD_DIR="${EMBER_PACKAGE_BUILD_DIR:-$EMBER_BUILD_DIR}"
 fi
-deb="$(bash "$EMBER_ROOT/scripts/package.sh" | tail -1)"
+# package.sh's log (lintian's warnings among it) goes to stderr; its last line is the .deb.
+deb="$(bash "$EMBER_ROOT/scripts/package.sh" | tee /dev/stderr | tail -1)"
 [ -f "$deb" ] || die "no package was built"
 log "installing $deb"
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$deb" >/dev/null \
@@ -27,7 +28,9 @@ files="$(mktemp)"
 # However the checks end, the package does not stay installed.
 trap 'rm -f "$files"; dpkg-query -W ember >/dev/null 2>&1 && apt-get purge -y -qq ember >/dev/null 2>&1 || true' EXIT
 dpkg -L ember | while read -r f; do [ -f "$f" ] && echo "$f"; done >"$files"
-grep -qx /usr/bin/ember "$files" && grep -qx /usr/bin/ember-cli "$files" || die "programs missing"
+for program in ember ember-cli ember-serve; do
+  grep -qx "/usr/bin/$program" "$files" || die "the package has no /usr/bin/$program"
+done
 
 log "ember --version (no display)"
 version="$(env -u DISPLAY -u WAYLAND_DISPLAY /usr/bin/ember --version)" || die "ember --version"
@@ -37,9 +40,8 @@ log "ember-cli inspect on the default model"
 inspect="$(/usr/bin/ember-cli inspect "$EMBER_MODELS_DIR/SmolLM2-135M-Instruct.Q4_1.gguf")" \
   || die "ember-cli inspect"
 grep -q '^architecture: *llama' <<<"$inspect" || die "ember-cli inspect: no architecture line"
-if [ -x /usr/bin/ember-serve ]; then
-  /usr/bin/ember-serve --help >/dev/null || die "ember-serve --help"
-fi
+help="$(/usr/bin/ember-serve --help)" || die "ember-serve --help"
+grep -q -- '--upstream' <<<"$help" || die "ember-serve --help does not list its options: $help"
 
 log "the app under Xvfb: its window shows and answers"
 home="$(mktemp -d)"

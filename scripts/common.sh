@@ -62,6 +62,15 @@ ember_build() {
   cmake --build "$EMBER_BUILD_DIR" -j"$(nproc)" || die "build failed"
 }
 
+# True when the configured EMBER_BUILD_DIR defines the target $1. ninja's list is read whole
+# first: piped straight into `grep -q`, grep exits at the first match, ninja then dies of
+# SIGPIPE and under `pipefail` the pipeline reads as "no such target" (it did, at random).
+ember_has_target() {
+  local all
+  all="$(ninja -C "$EMBER_BUILD_DIR" -t targets all 2>/dev/null)" || return 1
+  grep -q "^$1:" <<<"$all"
+}
+
 # Sanitizer run-time options: stop at the first finding with a stack trace; known leaks and
 # races inside uninstrumented system libraries (Qt, fontconfig, Mesa) are suppressed by name.
 ember_sanitizer_environment() {

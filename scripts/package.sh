@@ -11,7 +11,7 @@ EMBER_BUILD_DIR="${EMBER_PACKAGE_BUILD_DIR:-$EMBER_ROOT/build-package}"
 ember_install_packages dpkg-dev lintian desktop-file-utils appstream
 ember_configure -DEMBER_BUILD_TESTS=OFF -DEMBER_CUDA=OFF
 targets=(ember ember-cli ember-bench ember_man_pages ember_changelog)
-ninja -C "$EMBER_BUILD_DIR" -t targets all 2>/dev/null | grep -q '^ember-serve:' && targets+=(ember-serve)
+ember_has_target ember-serve && targets+=(ember-serve)
 log "building ${targets[*]}"
 cmake --build "$EMBER_BUILD_DIR" -j"$(nproc)" --target "${targets[@]}" || die "build failed"
 
