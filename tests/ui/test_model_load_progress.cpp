@@ -9,6 +9,7 @@
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QGuiApplication>
 #include <QtTest>
 
 #include "common/test_paths.h"
@@ -131,5 +132,12 @@ class ModelLoadProgressTest : public QObject {
   }
 };
 
-QTEST_MAIN(ModelLoadProgressTest)
+// The controller needs a GUI application; offscreen, so the test runs without a display.
+int main(int argc, char* argv[]) {
+  qputenv("QT_QPA_PLATFORM", "offscreen");
+  QGuiApplication app(argc, argv);
+  ModelLoadProgressTest test;
+  QTEST_SET_MAIN_SOURCE_PATH
+  return QTest::qExec(&test, argc, argv);
+}
 #include "test_model_load_progress.moc"

@@ -17,6 +17,7 @@
 #include <QSignalSpy>
 #include <QTcpServer>
 #include <QTemporaryDir>
+#include <QGuiApplication>
 #include <QtTest>
 #include <nlohmann/json.hpp>
 
@@ -350,5 +351,12 @@ class RemoteChatTest : public QObject {
   }
 };
 
-QTEST_MAIN(RemoteChatTest)
+// The controller needs a GUI application; offscreen, so the test runs without a display.
+int main(int argc, char* argv[]) {
+  qputenv("QT_QPA_PLATFORM", "offscreen");
+  QGuiApplication app(argc, argv);
+  RemoteChatTest test;
+  QTEST_SET_MAIN_SOURCE_PATH
+  return QTest::qExec(&test, argc, argv);
+}
 #include "test_remote_chat.moc"
