@@ -11,10 +11,8 @@
 #include <cstring>
 
 namespace ember::openai {
-namespace {
 
-// The address and port of a sockaddr, as inet_ntop writes them.
-bool describe(const sockaddr_storage& a, std::string* address, int* port) {
+bool describeSocketAddress(const sockaddr_storage& a, std::string* address, int* port) {
   char text[INET6_ADDRSTRLEN] = {};
   if (a.ss_family == AF_INET) {
     const auto& v4 = reinterpret_cast<const sockaddr_in&>(a);
@@ -31,8 +29,6 @@ bool describe(const sockaddr_storage& a, std::string* address, int* port) {
   return true;
 }
 
-}  // namespace
-
 PeerSocket::PeerSocket(const std::string& remoteAddress, int remotePort, int localPort) {
   DIR* dir = opendir("/proc/self/fd");
   if (!dir) return;
@@ -48,7 +44,8 @@ PeerSocket::PeerSocket(const std::string& remoteAddress, int remotePort, int loc
     if (getsockname(int(fd), reinterpret_cast<sockaddr*>(&local), &localLength) != 0) continue;
     std::string peerAddress, localAddress;
     int peerPort = 0, ownPort = 0;
-    if (!describe(peer, &peerAddress, &peerPort) || !describe(local, &localAddress, &ownPort))
+    if (!describeSocketAddress(peer, &peerAddress, &peerPort) ||
+        !describeSocketAddress(local, &localAddress, &ownPort))
       continue;
     if (peerPort == remotePort && ownPort == localPort && peerAddress == remoteAddress) {
       fd_ = int(fd);

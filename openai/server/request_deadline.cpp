@@ -1,5 +1,7 @@
 #include "server/request_deadline.h"
 
+#include "server/peer_socket.h"
+
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <netinet/in.h>
@@ -15,23 +17,6 @@ namespace ember::openai {
 namespace {
 
 constexpr std::chrono::milliseconds kScanInterval{500};
-
-bool describe(const sockaddr_storage& a, std::string* address, int* port) {
-  char text[INET6_ADDRSTRLEN] = {};
-  if (a.ss_family == AF_INET) {
-    const auto& v4 = reinterpret_cast<const sockaddr_in&>(a);
-    inet_ntop(AF_INET, &v4.sin_addr, text, sizeof text);
-    *port = ntohs(v4.sin_port);
-  } else if (a.ss_family == AF_INET6) {
-    const auto& v6 = reinterpret_cast<const sockaddr_in6&>(a);
-    inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof text);
-    *port = ntohs(v6.sin6_port);
-  } else {
-    return false;
-  }
-  *address = text;
-  return true;
-}
 
 struct Accepted {
   int fd;
@@ -56,10 +41,10 @@ std::vector<Accepted> acceptedConnections(int serverPort) {
     if (getsockname(int(fd), reinterpret_cast<sockaddr*>(&local), &localLength) != 0) continue;
     std::string localAddress;
     int localPort = 0;
-    if (!describe(local, &localAddress, &localPort) || localPort != serverPort) continue;
+    if (!describeSocketAddress(local, &localAddress, &localPort) || localPort != serverPort) continue;
     if (getpeername(int(fd), reinterpret_cast<sockaddr*>(&peer), &peerLength) != 0) continue;
     Accepted a{int(fd), {}, 0};
-    if (describe(peer, &a.peerAddress, &a.peerPort)) out.push_back(std::move(a));
+    if (describeSocketAddress(peer, &a.peerAddress, &a.peerPort)) out.push_back(std::move(a));
   }
   closedir(dir);
   return out;
@@ -158,7 +143,8 @@ void RequestDeadline::scan() {
     const int fd = a.fd;
     if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peerLength) != 0 ||
         getsockname(fd, reinterpret_cast<sockaddr*>(&local), &localLength) != 0 ||
-        !describe(peer, &peerAddress, &peerPort) || !describe(local, &localAddress, &localPort) ||
+        !describeSocketAddress(peer, &peerAddress, &peerPort) ||
+        !describeSocketAddress(local, &localAddress, &localPort) ||
         peerAddress != a.peerAddress || peerPort != a.peerPort || localPort != port_)
       continue;
     // The 408 goes out whole or not at all (a non-blocking send into a buffer that has room).
