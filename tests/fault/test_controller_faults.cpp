@@ -5,7 +5,7 @@
 // thread is never held longer than the store's bound (the call that hits a locked database
 // returns within it, where the store's default would wait 5 s).
 // References: the SQLite file read back over a separate connection with faults off
-// (integrity_check, the rows), and RELIABILITY.md case 21.
+// (integrity_check, the rows), and the rule that nothing saved is lost and the user is told.
 #include <QDir>
 #include <QElapsedTimer>
 #include <QSignalSpy>

@@ -5,7 +5,7 @@
 // References, read over a separate connection with the faults off: SQLite's own
 // `PRAGMA integrity_check` and FTS5's 'integrity-check'; what the store reported as saved before
 // the fault (each call that returned); the schema's fixtures (tests/fault/data, the DDL of each
-// released version) for what a migration must keep; RELIABILITY.md case 21 for the rule
+// released version) for what a migration must keep; and the rule
 // (nothing saved is lost, the user is told what failed and where).
 #include <QDir>
 #include <QFile>

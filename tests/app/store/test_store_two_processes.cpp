@@ -5,7 +5,7 @@
 // the writer again and recovers the cut answer.
 // The writer is this test's own executable started again with --hold (a real second process).
 // References: the database read back over a raw SQLite connection; the child's process id; the
-// rule in RELIABILITY.md case 21 (a database in use by another process: the user is told).
+// rule that a database in use by another process is opened read-only and the user is told.
 #include <QElapsedTimer>
 #include <QProcess>
 #include <QTemporaryDir>
