@@ -26,6 +26,17 @@ AppController* AppController::create(QQmlEngine*, QJSEngine*) {
 
 AppController::AppController(const Options& options, QObject* parent)
     : QObject(parent), modelFolders_(options.modelFolders), undoDeleteMs_(options.undoDeleteMs) {
+  // A queued write (a checkpoint, the end of an answer) that fails tells the user as a
+  // synchronous one does: the notice, shown from the GUI thread.
+  store_.setErrorHandler([this](const QString& message) {
+    QMetaObject::invokeMethod(
+        this,
+        [this, message] {
+          log::error(QStringLiteral("store: %1").arg(message));
+          setNotice(message);
+        },
+        Qt::QueuedConnection);
+  });
   undoTimer_.setSingleShot(true);
   connect(&undoTimer_, &QTimer::timeout, this, &AppController::offerUndoForTrash);
   recountTimer_.setSingleShot(true);
@@ -82,7 +93,8 @@ AppController::AppController(const Options& options, QObject* parent)
 }
 
 AppController::~AppController() {
-  // Answers still streaming are saved as stopped; the worker thread is joined by inference_.
+  // Answers still streaming are saved as stopped (queued; store_'s destructor runs the queue);
+  // the worker thread is joined by inference_.
   for (const ActiveRequest& r : std::as_const(active_)) {
     guarded([&] {
       store_.finishAssistantMessage(r.messageId, r.text, store::MessageStatus::Stopped);

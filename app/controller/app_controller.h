@@ -34,7 +34,7 @@
 #include "models/model_list_model.h"
 #include "models/model_memory_fit.h"
 #include "models/search_result_model.h"
-#include "store/chat_store.h"
+#include "store/threaded_chat_store.h"
 #include "worker/inference_worker.h"
 
 namespace ember::app {
@@ -112,7 +112,8 @@ class AppController : public QObject {
   QString composerBlockReason() const;
   QString notice() const { return notice_; }
   QVariantMap settings() const;
-  store::ChatStore& store() { return store_; }
+  // The chat database, on its own thread (threaded_chat_store.h); its calls run in order.
+  store::ThreadedChatStore& store() { return store_; }
   QString undoDeleteTitle() const { return undo_.title; }
   QVariantMap contextUsage() const { return contextUsage_; }
   QStringList presetNames() const;
@@ -282,7 +283,8 @@ class AppController : public QObject {
   // Runs a store operation; a StoreError becomes the notice and false.
   bool guarded(const std::function<void()>& f);
 
-  store::ChatStore store_;
+  // First: destroyed last, after the worker threads; its destructor saves what is still queued.
+  store::ThreadedChatStore store_;
   InferenceThread inference_;
   MessageModel messages_;
   ConversationListModel conversations_;

@@ -9,9 +9,11 @@
 
 namespace ember::app {
 
-// Store calls run on the GUI thread: a write that finds the database locked by another program
-// waits at most this long, then fails with a message the notice shows (the window never freezes
-// for the store's default of seconds). Ember's own writes take milliseconds, and a second Ember
+// Store calls run on the store's own thread. The writes made while an answer streams are queued
+// and never hold the GUI thread; the calls whose answer the GUI needs (a new message's id, what a
+// view shows) are waited for. A write that finds the database locked by another program waits
+// at most this long, then fails with a message the notice shows (the window never freezes for
+// the store's default of seconds). Ember's own writes take milliseconds, and a second Ember
 // process cannot hold the lock: it opens the store read-only.
 constexpr int kGuiStoreWaitMs = 300;
 

@@ -14,9 +14,12 @@ QString AppController::exportConversations(qint64 conversationId, const QUrl& fi
                                            const QString& format) {
   const QString path = file.isLocalFile() ? file.toLocalFile() : file.toString();
   try {
-    const chatexport::Json doc = chatexport::exportJson(
-        store_.path().toStdString(),
-        conversationId > 0 ? std::optional<int64_t>(conversationId) : std::nullopt);
+    // On the store thread, after the writes queued before it (an answer that just ended).
+    const chatexport::Json doc = store_.call([&](store::ChatStore& s) {
+      return chatexport::exportJson(
+          s.path().toStdString(),
+          conversationId > 0 ? std::optional<int64_t>(conversationId) : std::nullopt);
+    });
     const std::string text =
         format == QLatin1String("json") ? doc.dump(2) + "\n" : chatexport::toMarkdown(doc);
     QFile out(path);
@@ -41,10 +44,14 @@ QString AppController::importConversations(const QUrl& file) {
   if (doc.is_discarded()) return tr("%1 is not a JSON file.").arg(path);
   chatexport::ImportResult result;
   try {
-    if (store_.openReport().readOnly)
-      return tr("The conversations were not imported: %1").arg(store_.openReport().readOnlyReason);
-    result = chatexport::importJson(store_.path().toStdString(), doc,
+    const store::OpenReport report = store_.openReport();
+    if (report.readOnly)
+      return tr("The conversations were not imported: %1").arg(report.readOnlyReason);
+    // On the store thread, in order with its other writes (over a connection of its own).
+    result = store_.call([&](store::ChatStore& s) {
+      return chatexport::importJson(s.path().toStdString(), doc,
                                     chatexport::WriterRole::CallerIsWriter);
+    });
   } catch (const std::exception& e) {
     return QString::fromUtf8(e.what());
   }

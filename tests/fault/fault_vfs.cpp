@@ -3,7 +3,9 @@
 #include <sqlite3.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 namespace ember::test::fault {
 namespace {
@@ -60,8 +62,15 @@ int shimClose(sqlite3_file* f) {
 int shimRead(sqlite3_file* f, void* buffer, int amount, sqlite3_int64 offset) {
   return real(f)->pMethods->xRead(real(f), buffer, amount, offset);
 }
+std::atomic<int> slowWriteMs{0};
+std::atomic<int> slowSyncMs{0};
+void sleepMs(int ms) {
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
 int shimWrite(sqlite3_file* f, const void* buffer, int amount, sqlite3_int64 offset) {
   if (shouldFail(kWrites)) return writeFailureCode();
+  sleepMs(slowWriteMs.load());
   return real(f)->pMethods->xWrite(real(f), buffer, amount, offset);
 }
 int shimTruncate(sqlite3_file* f, sqlite3_int64 size) {
@@ -71,6 +80,7 @@ std::atomic<bool> realSyncs{false};
 
 int shimSync(sqlite3_file* f, int flags) {
   if (shouldFail(kSyncs)) return SQLITE_IOERR_FSYNC;
+  sleepMs(slowSyncMs.load());
   if (!realSyncs.load()) return SQLITE_OK;
   return real(f)->pMethods->xSync(real(f), flags);
 }
@@ -257,6 +267,11 @@ void arm(Kind kind, int64_t nth) {
 void disarm() { armed.store(false); }
 
 void setRealSyncs(bool on) { realSyncs.store(on); }
+
+void setSlowDisk(int writeMs, int syncMs) {
+  slowWriteMs.store(writeMs);
+  slowSyncMs.store(syncMs);
+}
 
 int64_t injected() { return failures.load(); }
 

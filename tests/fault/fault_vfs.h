@@ -40,8 +40,20 @@ void disarm();
 // a few fsyncs each would otherwise take minutes on a busy disk. The sync is still counted and
 // can still fail.
 void setRealSyncs(bool on);
+// A slow disk: from now on every write sleeps `writeMs` and every sync `syncMs` before it runs
+// (0, 0: full speed again). Independent of arm(); for tests of who waits for the disk.
+void setSlowDisk(int writeMs, int syncMs);
 // How many calls failed since the last arm().
 int64_t injected();
+
+// A slow disk for the lifetime of the scope.
+class SlowDisk {
+ public:
+  SlowDisk(int writeMs, int syncMs) { setSlowDisk(writeMs, syncMs); }
+  ~SlowDisk() { setSlowDisk(0, 0); }
+  SlowDisk(const SlowDisk&) = delete;
+  SlowDisk& operator=(const SlowDisk&) = delete;
+};
 
 // Arms for the lifetime of the scope.
 class Armed {

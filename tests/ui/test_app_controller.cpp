@@ -105,7 +105,7 @@ class AppControllerTest : public QObject {
     const qint64 userId = view.row(0)->id;
     const qint64 firstAnswerId = view.row(1)->id;
     const QString firstAnswer = rowText(view, 1);
-    ember::store::ChatStore& store = controller_->store();
+    auto& store = controller_->store();
     QCOMPARE(store.message(firstAnswerId)->content, firstAnswer);
     QCOMPARE(store.message(firstAnswerId)->status, MessageStatus::Complete);
     QVERIFY(store.stats(firstAnswerId).has_value());
@@ -300,7 +300,7 @@ class AppControllerTest : public QObject {
     AppController::Options options;
     options.databasePath = dir_.filePath("ember.sqlite");
     AppController again(options);
-    ember::store::ChatStore& store = again.store();
+    auto& store = again.store();
     int answersWithStats = 0;
     for (const auto& conversation : store.listConversations()) {
       again.openConversation(conversation.id);

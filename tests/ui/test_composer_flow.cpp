@@ -64,7 +64,7 @@ class ComposerFlowTest : public QObject {
   // (the answer's stats, saved in the store, are the reference).
   void contextMeterCountsWhatTheEngineRuns() {
     controller_->newConversation();
-    ember::store::ChatStore& store = controller_->store();
+    auto& store = controller_->store();
     for (const QString& question : {QStringLiteral("What is two plus two?"),
                                     QStringLiteral("그리고 셋 더하기 셋은?")}) {
       controller_->setDraft(question);

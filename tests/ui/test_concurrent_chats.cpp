@@ -144,7 +144,7 @@ class ConcurrentChatsTest : public QObject {
     QVERIFY(!sidebarMarks(*controller_, b));
 
     // Both in SQLite with what streamed and their stats.
-    ember::store::ChatStore& store = controller_->store();
+    auto& store = controller_->store();
     const auto savedA = store.message(answerA);
     const auto savedB = store.message(answerB);
     QCOMPARE(savedA->status, MessageStatus::Stopped);

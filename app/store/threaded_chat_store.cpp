@@ -1,0 +1,217 @@
+#include "store/threaded_chat_store.h"
+
+#include <algorithm>
+
+namespace ember::store {
+
+ThreadedChatStore::ThreadedChatStore() : thread_([this] { runQueue(); }) {}
+
+ThreadedChatStore::~ThreadedChatStore() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+void ThreadedChatStore::setErrorHandler(ErrorHandler handler) {
+  std::lock_guard lock(mutex_);
+  onError_ = std::move(handler);
+}
+
+void ThreadedChatStore::enqueue(std::function<void()> run, qint64 replaceKey,
+                                bool queuedWrite) const {
+  {
+    std::lock_guard lock(mutex_);
+    if (replaceKey != 0) {
+      const auto superseded = std::find_if(queue_.begin(), queue_.end(), [&](const Task& t) {
+        return t.replaceKey == replaceKey;
+      });
+      if (superseded != queue_.end()) {
+        if (superseded->queuedWrite) --pendingWrites_;
+        queue_.erase(superseded);
+      }
+    }
+    if (queuedWrite) ++pendingWrites_;
+    queue_.push_back(Task{std::move(run), replaceKey, queuedWrite});
+  }
+  wake_.notify_one();
+}
+
+void ThreadedChatStore::post(std::function<void(ChatStore&)> f, qint64 replaceKey) {
+  enqueue(
+      [this, f = std::move(f)] {
+        try {
+          f(store_);
+        } catch (const std::exception& e) {
+          ErrorHandler handler;
+          {
+            std::lock_guard lock(mutex_);
+            handler = onError_;
+          }
+          if (handler) handler(QString::fromUtf8(e.what()));
+        }
+      },
+      replaceKey, true);
+}
+
+int ThreadedChatStore::pendingWrites() const {
+  std::lock_guard lock(mutex_);
+  return pendingWrites_;
+}
+
+void ThreadedChatStore::runQueue() {
+  for (;;) {
+    Task task;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) break;  // stopping, and everything queued has run
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    task.run();
+    if (task.queuedWrite) {
+      std::lock_guard lock(mutex_);
+      --pendingWrites_;
+    }
+  }
+  store_.close();
+}
+
+// --- Forwarding --------------------------------------------------------------------------------
+
+OpenReport ThreadedChatStore::open(const QString& path, const ChatStore::Options& options) {
+  return call([&](ChatStore& s) { return s.open(path, options); });
+}
+void ThreadedChatStore::close() {
+  call([](ChatStore& s) { s.close(); });
+}
+bool ThreadedChatStore::isOpen() const {
+  return call([](ChatStore& s) { return s.isOpen(); });
+}
+OpenReport ThreadedChatStore::openReport() const {
+  return call([](ChatStore& s) { return s.openReport(); });
+}
+QString ThreadedChatStore::path() const {
+  return call([](ChatStore& s) { return s.path(); });
+}
+
+Id ThreadedChatStore::createConversation(const QString& title, const QString& modelPath) {
+  return call([&](ChatStore& s) { return s.createConversation(title, modelPath); });
+}
+void ThreadedChatStore::renameConversation(Id conversationId, const QString& title) {
+  call([&](ChatStore& s) { s.renameConversation(conversationId, title); });
+}
+void ThreadedChatStore::setConversationModel(Id conversationId, const QString& modelPath) {
+  call([&](ChatStore& s) { s.setConversationModel(conversationId, modelPath); });
+}
+void ThreadedChatStore::deleteConversation(Id conversationId) {
+  call([&](ChatStore& s) { s.deleteConversation(conversationId); });
+}
+QList<Conversation> ThreadedChatStore::listConversations() const {
+  return call([](ChatStore& s) { return s.listConversations(); });
+}
+void ThreadedChatStore::setPinned(Id conversationId, bool pinned) {
+  call([&](ChatStore& s) { s.setPinned(conversationId, pinned); });
+}
+void ThreadedChatStore::trashConversation(Id conversationId) {
+  call([&](ChatStore& s) { s.trashConversation(conversationId); });
+}
+void ThreadedChatStore::restoreConversation(Id conversationId) {
+  call([&](ChatStore& s) { s.restoreConversation(conversationId); });
+}
+QList<Conversation> ThreadedChatStore::trashedConversations() const {
+  return call([](ChatStore& s) { return s.trashedConversations(); });
+}
+int ThreadedChatStore::purgeTrash(const QDateTime& cutoff) {
+  return call([&](ChatStore& s) { return s.purgeTrash(cutoff); });
+}
+std::optional<Conversation> ThreadedChatStore::conversation(Id conversationId) const {
+  return call([&](ChatStore& s) { return s.conversation(conversationId); });
+}
+
+Id ThreadedChatStore::addMessage(Id conversationId, Id parentId, Role role,
+                                 const QString& content) {
+  return call([&](ChatStore& s) { return s.addMessage(conversationId, parentId, role, content); });
+}
+Id ThreadedChatStore::editMessage(Id messageId, const QString& newContent) {
+  return call([&](ChatStore& s) { return s.editMessage(messageId, newContent); });
+}
+Id ThreadedChatStore::beginAssistantMessage(Id parentId, const QString& model) {
+  return call([&](ChatStore& s) { return s.beginAssistantMessage(parentId, model); });
+}
+Id ThreadedChatStore::beginRegeneration(Id assistantMessageId, const QString& model) {
+  return call([&](ChatStore& s) { return s.beginRegeneration(assistantMessageId, model); });
+}
+
+// The queued writes copy their arguments: the caller's may be gone when they run.
+void ThreadedChatStore::checkpoint(Id messageId, const QString& textSoFar) {
+  post([=](ChatStore& s) { s.checkpoint(messageId, textSoFar); }, messageId);
+}
+void ThreadedChatStore::checkpoint(Id messageId, const QString& textSoFar,
+                                   const QString& reasoningSoFar, double reasoningMs) {
+  post([=](ChatStore& s) { s.checkpoint(messageId, textSoFar, reasoningSoFar, reasoningMs); },
+       messageId);
+}
+void ThreadedChatStore::finishAssistantMessage(Id messageId, const QString& text,
+                                               MessageStatus status,
+                                               const std::optional<MessageStats>& stats) {
+  post([=](ChatStore& s) { s.finishAssistantMessage(messageId, text, status, stats); });
+}
+void ThreadedChatStore::setReasoning(Id messageId, const QString& reasoning, double ms) {
+  post([=](ChatStore& s) { s.setReasoning(messageId, reasoning, ms); });
+}
+
+std::optional<Message> ThreadedChatStore::message(Id messageId) const {
+  return call([&](ChatStore& s) { return s.message(messageId); });
+}
+QList<Message> ThreadedChatStore::activeBranch(Id conversationId) const {
+  return call([&](ChatStore& s) { return s.activeBranch(conversationId); });
+}
+QList<Message> ThreadedChatStore::children(Id conversationId, Id parentId) const {
+  return call([&](ChatStore& s) { return s.children(conversationId, parentId); });
+}
+SiblingInfo ThreadedChatStore::siblings(Id messageId) const {
+  return call([&](ChatStore& s) { return s.siblings(messageId); });
+}
+void ThreadedChatStore::setActiveLeaf(Id conversationId, Id messageId) {
+  call([&](ChatStore& s) { s.setActiveLeaf(conversationId, messageId); });
+}
+Id ThreadedChatStore::selectBranch(Id messageId) {
+  return call([&](ChatStore& s) { return s.selectBranch(messageId); });
+}
+std::optional<MessageStats> ThreadedChatStore::stats(Id messageId) const {
+  return call([&](ChatStore& s) { return s.stats(messageId); });
+}
+
+QList<SearchHit> ThreadedChatStore::search(const QString& query, int limit,
+                                           const QString& matchStart, const QString& matchEnd) const {
+  return call([&](ChatStore& s) { return s.search(query, limit, matchStart, matchEnd); });
+}
+
+QJsonObject ThreadedChatStore::conversationSettings(Id conversationId) const {
+  return call([&](ChatStore& s) { return s.conversationSettings(conversationId); });
+}
+void ThreadedChatStore::setConversationSettings(Id conversationId, const QJsonObject& settings) {
+  call([&](ChatStore& s) { s.setConversationSettings(conversationId, settings); });
+}
+QJsonObject ThreadedChatStore::defaultConversationSettings() const {
+  return call([](ChatStore& s) { return s.defaultConversationSettings(); });
+}
+void ThreadedChatStore::setDefaultConversationSettings(const QJsonObject& settings) {
+  call([&](ChatStore& s) { s.setDefaultConversationSettings(settings); });
+}
+QJsonObject ThreadedChatStore::effectiveSettings(Id conversationId,
+                                                 const QJsonObject& builtInDefaults) const {
+  return call([&](ChatStore& s) { return s.effectiveSettings(conversationId, builtInDefaults); });
+}
+QJsonValue ThreadedChatStore::appSetting(const QString& key, const QJsonValue& fallback) const {
+  return call([&](ChatStore& s) { return s.appSetting(key, fallback); });
+}
+void ThreadedChatStore::setAppSetting(const QString& key, const QJsonValue& value) {
+  call([&](ChatStore& s) { s.setAppSetting(key, value); });
+}
+
+}  // namespace ember::store
