@@ -8,11 +8,13 @@
 # needs root). CI's budget is 60 minutes on 2 cores: the plain part takes about 27 of them and
 # the fuzz part about 10 (7 harnesses, 30 s each, and their ASan build). Measured on a 2-core
 # machine shared with other builds (load 4-15), so long against a free one: package 3m20s with
-# a warm ccache (9m47s when 178 of its build steps had to recompile), lintian clean; tsan's
-# build 11m (291 steps, cold ccache), its run 21m and not green yet: under TSan the real-model
-# tests are ~40x slower (test_engine_batching ran 8m20s before QtTest's 5-minute watchdog, now
-# raised, stopped it; test_concurrent_chats outlives its own 120 s waits). No race was reported
-# in Ember's code. asan is not measured (estimated at 30-60). None is in the default yet.
+# a warm ccache (9m47s when 178 of its build steps had to recompile), lintian clean; tsan
+# (8 threaded tests, the CPU kernels' loops uninstrumented) built in 32m at load 8-12 beside
+# other builds (11m at load 4-8 before) and ran in about 9m: thread pool 18 s, engine batching
+# 303 s, engine host 163 s, inference worker 30 s, store thread 1 s, local API server 22 s,
+# concurrent chats 19 s, router 0.3 s, all passing, no race reported. On a free 2-core
+# machine that is some 20 minutes: with plain and fuzz past 50, so not in the default. asan is
+# not measured (estimated at 30-60).
 #   scripts/test.sh [ctest arguments...]     e.g. scripts/test.sh -L engine
 # Environment: EMBER_BUILD_DIR (default ./build), EMBER_MODELS_DIR (default ~/.cache/ember/models),
 # EMBER_TESTDATA (default ../shared/testdata), EMBER_LLAMACPP_DATA (default
