@@ -10,9 +10,10 @@
 # machine shared with other builds (load 4-15), so long against a free one: package 3m20s with
 # a warm ccache (9m47s when 178 of its build steps had to recompile), lintian clean; tsan
 # (8 threaded tests, the CPU kernels' loops uninstrumented) built in 32m at load 8-12 beside
-# other builds (11m at load 4-8 before) and ran in about 9m: thread pool 18 s, engine batching
-# 303 s, engine host 163 s, inference worker 30 s, store thread 1 s, local API server 22 s,
-# concurrent chats 19 s, router 0.3 s, all passing, no race reported. On a free 2-core
+# other builds (11m at load 4-8 before) and ran in 6m34s-9m: thread pool 18-30 s, engine
+# batching 183-303 s, engine host 113-163 s, inference worker 18-30 s, store thread 1 s, local
+# API server 20-22 s, concurrent chats 19-29 s, router 0.3 s; the whole part 6m49s when the
+# build was up to date. All 8 pass, no race reported. On a free 2-core
 # machine that is some 20 minutes: with plain and fuzz past 50, so not in the default. asan is
 # not measured (estimated at 30-60).
 #   scripts/test.sh [ctest arguments...]     e.g. scripts/test.sh -L engine
