@@ -150,9 +150,24 @@ int64_t insertConversation(const Db& db, const Json& c, int ordinal, ImportResul
   return conversationId;
 }
 
+ImportResult importChecked(const std::string& databasePath, const Json& document, WriterRole role);
+
 }  // namespace
 
+// A field of the wrong type (a number where text belongs) surfaces as nlohmann's type_error
+// from the typed reads below; it is bad input like any other, reported the same way (and, like
+// any other, before the import's transaction commits: nothing is half-imported).
 ImportResult importJson(const std::string& databasePath, const Json& document, WriterRole role) {
+  try {
+    return importChecked(databasePath, document, role);
+  } catch (const Json::type_error& e) {
+    bad(std::string("a field has the wrong type (") + e.what() + ")");
+  }
+}
+
+namespace {
+
+ImportResult importChecked(const std::string& databasePath, const Json& document, WriterRole role) {
   if (!document.is_object() || document.value("format", std::string()) != kFormatName)
     bad("the \"format\" is not \"" + std::string(kFormatName) + "\"");
   if (document.value("version", 0) != kFormatVersion)
@@ -192,5 +207,7 @@ ImportResult importJson(const std::string& databasePath, const Json& document, W
   result.conversations = static_cast<int>(result.newConversationIds.size());
   return result;
 }
+
+}  // namespace
 
 }  // namespace ember::chatexport
