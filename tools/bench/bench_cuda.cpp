@@ -74,27 +74,27 @@ GenerationRequest greedyRequest(std::vector<int32_t> prompt, int32_t generate) {
 
 // C requests added at once and stepped to the end: generated tokens after each request's first,
 // summed, over the span from the earliest first token to the latest last one (tokens/s).
-double aggregateDecode(Engine& engine, int concurrency, int promptTokens, int generate,
+double aggregateDecode(BenchHost& engine, int concurrency, int promptTokens, int generate,
                        uint64_t seed) {
   const size_t count = static_cast<size_t>(concurrency);
   std::vector<Clock::time_point> first(count), last(count);
-  std::vector<int32_t> generated(count, 0);
-  std::string failure;
+  std::vector<GenerationRequest> requests;
   for (int i = 0; i < concurrency; ++i) {
     auto prompt = syntheticPrompt(size_t(promptTokens), engine.vocabSize(), seed + uint64_t(i));
-    engine.addRequest(greedyRequest(std::move(prompt), generate), [&, i](const RequestEvent& e) {
-      const size_t k = size_t(i);
-      if (e.kind == RequestEvent::Kind::Text) {
+    requests.push_back(greedyRequest(std::move(prompt), generate));
+  }
+  // Added together, so they enter the engine's same step; event times are the engine's.
+  const std::vector<RequestStats> stats =
+      engine.runTogether(std::move(requests), [&](size_t k, const RequestEvent& e) {
+        if (e.kind != RequestEvent::Kind::Text) return;
         if (first[k] == Clock::time_point{}) first[k] = e.time;
         last[k] = e.time;
-      } else if (e.stats) {
-        generated[k] = e.stats->generatedTokens;
-        if (e.stats->finishReason == FinishReason::Error) failure = e.stats->error;
-      }
-    });
+      });
+  std::vector<int32_t> generated;
+  for (const RequestStats& s : stats) {
+    if (s.finishReason == FinishReason::Error) throw Error("batched decode failed: " + s.error);
+    generated.push_back(s.generatedTokens);
   }
-  while (engine.hasWork()) engine.step();
-  if (!failure.empty()) throw Error("batched decode failed: " + failure);
   const auto begin = *std::min_element(first.begin(), first.end());
   const auto end = *std::max_element(last.begin(), last.end());
   double tokens = 0;
@@ -109,9 +109,9 @@ std::vector<double> mapped(const std::vector<double>& v, const std::function<dou
   return out;
 }
 
-std::unique_ptr<Engine> loadCudaEngine(EngineOptions options) {
+std::unique_ptr<BenchHost> loadCudaEngine(EngineOptions options) {
   options.backend = "cuda";
-  auto engine = Engine::load(options);
+  auto engine = std::make_unique<BenchHost>(options);
   if (engine->info().backendName.rfind("cuda", 0) != 0)
     throw Error("ember-bench gpu: the engine runs on '" + engine->info().backendName +
                 "', not on CUDA");
