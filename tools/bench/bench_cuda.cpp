@@ -10,9 +10,7 @@
 #include "bench_figures.h"
 #include "ember/error.h"
 #include "ember/engine.h"
-#include "gguf/gguf_file.h"
-#include "model/memory_plan.h"
-#include "model/model_config.h"
+#include "ember/model_file.h"
 
 #ifdef EMBER_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -42,19 +40,19 @@ struct ModelFacts {
 };
 
 ModelFacts readModelFacts(const std::string& path) {
-  const auto file = gguf::GgufFile::open(path);
-  const model::ModelConfig config = model::readModelConfig(*file);
+  const ModelFile file = inspectModelFile(path);
+  if (!file.configured()) throw Error("ember-bench gpu: " + file.configError);
   ModelFacts facts;
-  const bool tied = file->findTensor("output.weight") == nullptr;
-  for (const gguf::TensorInfo& t : file->tensors()) {
+  const bool tied = file.findTensor("output.weight") == nullptr;
+  for (const ModelTensor& t : file.tensors) {
     const bool embedding = t.name == "token_embd.weight";
-    if (!embedding || tied) facts.decodeReadBytes += t.byteSize;
+    if (!embedding || tied) facts.decodeReadBytes += t.bytes;
     if (t.shape.size() != 2) continue;
-    if (t.name.rfind("blk.", 0) == 0) facts.layerParameters += t.elementCount;
-    if (t.name == "output.weight" || (embedding && tied)) facts.outputParameters += t.elementCount;
+    if (t.name.rfind("blk.", 0) == 0) facts.layerParameters += t.elements;
+    if (t.name == "output.weight" || (embedding && tied)) facts.outputParameters += t.elements;
   }
-  facts.kvBytesPerToken = model::kvBytesPerToken(config);
-  facts.fileBytes = file->fileSize();
+  facts.kvBytesPerToken = file.kvBytesPerToken;
+  facts.fileBytes = file.fileBytes;
   return facts;
 }
 

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "ember/error.h"
-#include "runtime/sampling/rng.h"
+#include "ember/rng.h"
 
 namespace ember::bench {
 namespace {
