@@ -101,15 +101,21 @@ class CudaLayerOps final : public model::LayerOps {
   }
 
   void gatedActivation(model::FfnActivation activation) override {
+    if (activation == model::FfnActivation::SwigluOai) {  // llama.cpp's alpha and limit
+      b_.check(k::swigluOai(ws_.gate, ws_.up, int64_t(plan_.tokens) * c_.ffnDim, 1.702f, 7.0f,
+                            ws_.activated, b_.stream_),
+               "swigluOai");
+      return;
+    }
     const bool gelu = activation == model::FfnActivation::GeluTanhGlu;
     b_.check(k::gatedActivation(ws_.gate, ws_.up, int64_t(plan_.tokens) * c_.ffnDim, gelu,
                                 ws_.activated, b_.stream_),
              "gatedActivation");
   }
 
-  // No kernels yet: CudaBackend refuses mixture-of-experts models (requireCudaSupport).
-  void expertFeedForward(int32_t, Activation, Activation) override {
-    throw ember::Error("cuda backend: the mixture-of-experts feed-forward is not implemented");
+  void expertFeedForward(int32_t layer, Activation x, Activation y) override {
+    b_.site_.layer = layer;
+    b_.expertFeedForward(layer, buffer(x), plan_.tokens, buffer(y));
   }
 
   void scale(Activation x, float factor) override {

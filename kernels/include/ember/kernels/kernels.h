@@ -119,6 +119,17 @@ cudaError_t softcap(float* x, int64_t count, float cap, cudaStream_t stream);
 cudaError_t gatherRows(const float* x, const int32_t* rowIndex, int32_t count, int32_t width,
                        float* out, cudaStream_t stream);
 
+// ---- experts.cu ----
+// out (count) = gpt-oss's clamped SwiGLU: g = min(gate, limit), u = clamp(up, -limit, limit),
+// g * sigmoid(alpha * g) * (u + 1); out may alias gate or up.
+cudaError_t swigluOai(const float* gate, const float* up, int64_t count, float alpha, float limit,
+                      float* out, cudaStream_t stream);
+// y (tokens, width) = sum over ranks r < k, in rank order, of weights[t, r] (tokens, k) times
+// row groupedRow[t, r] (tokens, k) of outputs (pairs, width): the mixture of experts' sum.
+cudaError_t combineExperts(const float* outputs, const int32_t* groupedRow, const float* weights,
+                           int32_t tokens, int32_t k, int32_t width, float* y,
+                           cudaStream_t stream);
+
 // ---- matvec.cu ----
 // y (batch, rows) = x (batch, cols) W^T for W (rows, cols) of `type`, batch 1..8 (decode).
 cudaError_t quantMatVec(WeightType type, const void* weight, int32_t rows, int32_t cols,
