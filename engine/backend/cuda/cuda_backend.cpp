@@ -30,15 +30,6 @@ void requireWeightsFit(const gguf::GgufFile& file, const model::ModelConfig& con
                        plan.message);
 }
 
-// The steps of the layer the CUDA kernels do not have yet; such a model is refused at load with
-// the reason rather than run wrongly.
-void requireCudaSupport(const model::ModelConfig& c) {
-  if (c.attentionSinks)
-    throw ember::Error("cuda backend: " + c.architectureName +
-                       " needs attention sinks, which the CUDA kernels do not implement yet; use "
-                       "the CPU backend");
-}
-
 }  // namespace
 
 CudaBackend::CudaBackend(const gguf::GgufFile& file, const model::ModelConfig& config,
@@ -49,7 +40,6 @@ CudaBackend::CudaBackend(const gguf::GgufFile& file, const model::ModelConfig& c
               config.mixtureOfExperts()
                   ? "CUDA graphs are off for mixture-of-experts models (experts are routed on the host)"
                   : "CUDA graphs were switched off (EMBER_CUDA_GRAPHS=0)") {
-  requireCudaSupport(config_);
   device_ = selectDevice(options.device);
   deviceName_ = deviceName(device_);
   site_ = {"load", -1};

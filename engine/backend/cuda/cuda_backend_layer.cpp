@@ -93,8 +93,9 @@ class CudaLayerOps final : public model::LayerOps {
     batch.blockTables = in_.blockTables;
     batch.maxBlocksPerSequence = plan_.tableWidth;
     batch.maxPosition = plan_.maxPosition;
-    b_.check(k::pagedAttention(ws_.q, b_.keyCache(layer), b_.valueCache(layer), batch,
-                               b_.attentionShape(step),
+    k::AttentionShape shape = b_.attentionShape(step);
+    if (step.sinks) shape.sinks = b_.weights_.layers[size_t(layer)].attnSinks;
+    b_.check(k::pagedAttention(ws_.q, b_.keyCache(layer), b_.valueCache(layer), batch, shape,
                                ws_.attention, ws_.attentionScratch, ws_.attentionScratchBytes,
                                b_.stream_),
              "pagedAttention");

@@ -184,6 +184,7 @@ DeviceWeights uploadWeights(const model::ModelWeights& weights,
     up.vector(l.ffnGateBias, d.bGate);
     up.vector(l.ffnUpBias, d.bUp);
     up.vector(l.ffnDownBias, d.bDown);
+    up.vector(l.attnSinks, d.attnSinks);
     if (l.ffnGateInp) {
       DeviceExpertWeights& e = d.experts;
       e.expertCount = int32_t(l.ffnGateInp->shape[1]);

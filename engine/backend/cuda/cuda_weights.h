@@ -59,6 +59,7 @@ struct DeviceLayerWeights {
   const float* bGate = nullptr;         // (n_ff) feed-forward biases, each optional
   const float* bUp = nullptr;           // (n_ff)
   const float* bDown = nullptr;         // (n_embd)
+  const float* attnSinks = nullptr;     // (n_head) gpt-oss's sink logits
   DeviceExpertWeights experts;          // in place of ffnGate/Up/Down in a mixture-of-experts layer
 };
 

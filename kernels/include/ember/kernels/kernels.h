@@ -92,6 +92,9 @@ struct AttentionShape {
   float softcap = 0.f;
   float capScale = 1.f;
   int32_t slidingWindow = 0;   // > 0: a query at p sees positions > p - slidingWindow only
+  // (heads) on the device, or null: each head's sink logit joins its softmax (gpt-oss), as in
+  // ggml's soft_max with sinks: it counts in the max, and e^(sink - max) in the sum.
+  const float* sinks = nullptr;
 };
 // Workspace the attention needs for a batch (split-context partial results).
 size_t pagedAttentionWorkspaceBytes(int32_t tokens, int32_t maxPosition,
