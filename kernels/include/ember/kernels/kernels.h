@@ -24,7 +24,7 @@ namespace ember::kernels {
 // ggml's type numbers (the GGUF tensor types).
 enum class WeightType : int32_t {
   F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8,
-  Q4_K = 12, Q5_K = 13, Q6_K = 14, BF16 = 30,
+  Q4_K = 12, Q5_K = 13, Q6_K = 14, BF16 = 30, MXFP4 = 39,
 };
 // Bytes of one row of `cols` values (cols a multiple of the type's block size).
 size_t weightRowBytes(WeightType type, int64_t cols);
