@@ -1,5 +1,7 @@
 #include "backend/cuda/cuda_weights.h"
 
+#include "gguf/fp16.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -11,21 +13,6 @@ namespace ember::cuda {
 namespace {
 
 using gguf::GgmlType;
-
-// IEEE half -> float (for the rare 1-D tensor a file stores in F16).
-float halfToFloat(uint16_t h) {
-  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1fu;
-  const uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24
-    const float magnitude = std::ldexp(float(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  const uint32_t bits =
-      exponent == 0x1f ? sign | 0x7f800000u | (mantissa << 13)
-                       : sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
-  return std::bit_cast<float>(bits);
-}
 
 // A 1-D tensor as float32 on the host.
 std::vector<float> vectorAsFloat(const gguf::TensorInfo& t) {
@@ -39,7 +26,7 @@ std::vector<float> vectorAsFloat(const gguf::TensorInfo& t) {
       for (size_t i = 0; i < out.size(); ++i) {
         uint16_t h;
         std::memcpy(&h, src + 2 * i, 2);
-        out[i] = halfToFloat(h);
+        out[i] = gguf::fp16ToFloat(h);
       }
       break;
     case GgmlType::BF16:
@@ -67,10 +54,20 @@ class Uploader {
     matrix(model::MatrixRows{t, 0, rows}, target);
   }
 
-  // Rows of a tensor (a part of a fused one gets its own copy of its rows).
-  void matrix(const model::MatrixRows& part, DeviceMatrix& target) {
+  // A stack of experts [cols, rows, n_expert] as one matrix (n_expert * rows, cols); the fp16
+  // scratch need only hold one expert's matrix, the most cuBLAS is given at once.
+  void stackedMatrix(const gguf::TensorInfo* t, DeviceMatrix& target) {
+    if (!t) return;
+    const uint64_t perExpert = t->shape.size() > 1 ? t->shape[1] : 1;
+    matrix(model::MatrixRows{t, 0, uint64_t(t->elementCount) / t->shape[0]}, target, perExpert);
+  }
+
+  // Rows of a tensor (a part of a fused one gets its own copy of its rows). `scratchRows`: the
+  // most rows of it given to cuBLAS at once, when fewer than all.
+  void matrix(const model::MatrixRows& part, DeviceMatrix& target, uint64_t scratchRows = 0) {
+    if (!part) return;  // a mixture-of-experts layer has no dense feed-forward
     const gguf::TensorInfo* t = part.tensor;
-    const uint64_t tensorRows = t->shape.size() > 1 ? t->shape[1] : 1;
+    const uint64_t tensorRows = uint64_t(t->elementCount) / t->shape[0];  // 3-D: all experts' rows
     const size_t rowBytes = t->byteSize / tensorRows;
     const auto type = kernels::WeightType(int32_t(t->type));
     if (!kernels::isSupportedWeightType(type))
@@ -80,8 +77,8 @@ class Uploader {
     target.type = type;
     target.cols = int32_t(t->shape[0]);
     target.rows = int32_t(part.rows);
-    w_.largestMatrixElements =
-        std::max(w_.largestMatrixElements, int64_t(target.rows) * target.cols);
+    w_.largestMatrixElements = std::max(
+        w_.largestMatrixElements, int64_t(scratchRows ? scratchRows : part.rows) * target.cols);
     w_.largestCols = std::max(w_.largestCols, target.cols);
     const size_t bytes = rowBytes * part.rows;
     const uint8_t* source = t->data.data() + rowBytes * part.firstRow;
@@ -133,6 +130,14 @@ class Uploader {
 
 }  // namespace
 
+DeviceMatrix matrixRows(const DeviceMatrix& stacked, int32_t first, int32_t count) {
+  DeviceMatrix m = stacked;
+  m.data = static_cast<const char*>(stacked.data) +
+           size_t(first) * kernels::weightRowBytes(stacked.type, stacked.cols);
+  m.rows = count;
+  return m;
+}
+
 DeviceWeights uploadWeights(const model::ModelWeights& weights,
                             const PrepareProgress& progress) {
   DeviceWeights w;
@@ -166,6 +171,19 @@ DeviceWeights uploadWeights(const model::ModelWeights& weights,
     up.vector(l.ffnGateBias, d.bGate);
     up.vector(l.ffnUpBias, d.bUp);
     up.vector(l.ffnDownBias, d.bDown);
+    up.vector(l.attnSinks, d.attnSinks);
+    if (l.ffnGateInp) {
+      DeviceExpertWeights& e = d.experts;
+      e.expertCount = int32_t(l.ffnGateInp->shape[1]);
+      up.matrix(l.ffnGateInp, e.router);
+      up.stackedMatrix(l.ffnGateExps, e.gate);
+      up.stackedMatrix(l.ffnUpExps, e.up);
+      up.stackedMatrix(l.ffnDownExps, e.down);
+      up.vector(l.ffnGateExpsBias, e.gateBias);
+      up.vector(l.ffnUpExpsBias, e.upBias);
+      up.vector(l.ffnDownExpsBias, e.downBias);
+      if (l.ffnGateInpBias) e.routerBias = vectorAsFloat(*l.ffnGateInpBias);
+    }
   }
   up.upload(progress);
   if (weights.tiedOutput) w.output = w.tokenEmbedding;
