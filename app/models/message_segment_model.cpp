@@ -33,8 +33,8 @@ void MessageSegmentModel::setText(const QString& text) {
   } else {
     qsizetype kept = 0;
     QList<MarkdownBlock> blocks = splitMarkdownFrom(blocks_, previous, text, &kept);
-    if (kept == 0 && !previous.isEmpty()) emit resplit();
     update(std::move(blocks), kept);
+    if (!previous.isEmpty() && !text.startsWith(previous)) emit resplit();
   }
   emit textChanged();
 }
@@ -47,8 +47,8 @@ void MessageSegmentModel::setMarkdown(bool markdown) {
   blocks_.clear();  // split again from nothing in the new mode
   beginResetModel();
   endResetModel();
-  emit resplit();
   setText(text);
+  emit resplit();
   emit markdownChanged();
   emit countChanged();
 }
