@@ -5,7 +5,7 @@
 # folders under the build folder. The states: a model loading with its percentage, the context
 # meter over a typed draft, a folded reasoning section (the conversation is imported from a JSON
 # export, as no reference model thinks), the sidebar's export menu, the presets in the settings
-# panel, and the Korean UI. Typing at once, reading a long prompt and Undo after a delete are
+# panel, the Korean UI, and a code answer while it streams and once it is finished. Typing at once, reading a long prompt and Undo after a delete are
 # taken by test_ui_as_a_person (<build>/bin/ui-person/).
 # Usage: scripts/take-screenshots.sh [build folder]   Needs: Xvfb xdotool imagemagick tesseract
 set -euo pipefail
@@ -127,5 +127,26 @@ wait_for_log korean "model loaded"
 xdotool type --delay 15 "Hello in Korean, please."
 sleep 2
 shot 7-korean
+stop_app
+# 8. A code answer: while its fence is open the block grows as plain text; once it closes (or
+#    the answer ends) it is coloured by source-highlight. Quick dumps while it streams, then
+#    the finished answer (its stats line read by OCR says when).
+start_app code "$small"
+wait_for_log code "model loaded"
+xdotool type --delay 15 "Write a Python function that returns the square of a number."
+xdotool key Return
+for i in $(seq 1 30); do xwd -root -silent >"$out/code-$i.xwd"; sleep 0.2; done
+for _ in $(seq 1 60); do
+  shot 9-code-finished >/dev/null
+  tesseract "$out/9-code-finished.png" - 2>/dev/null | grep -q "tok/s" && break
+  sleep 2
+done
+for i in $(seq 1 30); do  # keep the streaming ones that show a code box (its "python" label)
+  convert "xwd:$out/code-$i.xwd" "$out/code-$i.png"; rm "$out/code-$i.xwd"
+  if tesseract "$out/code-$i.png" - 2>/dev/null | grep -q "python"; then
+    mv "$out/code-$i.png" "$out/8-code-streaming-$(printf %02d "$i").png"
+  else rm -f "$out/code-$i.png"; fi
+done
+echo "$out/8-code-streaming-*.png $out/9-code-finished.png"
 stop_app
 rm -f "$out/look.png"
