@@ -59,6 +59,7 @@ class UiAsAPerson : public QObject {
   QString display_;
   QProcess xvfb_;
   QString outputDir_;
+  QStringList lastRead_;  // the words findOnScreen read last
 
   QProcessEnvironment xEnv() const {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -97,17 +98,34 @@ class UiAsAPerson : public QObject {
     }
     return out;
   }
-  // Looks at the screen until `text` shows inside `region`; its centre, or (-1, -1).
-  QPoint findOnScreen(const QString& text, const QRect& region, int timeoutMs = 15000) {
+  // Looks at the screen until `text` shows inside `region`; its centre, or (-1, -1). Only the
+  // region is read, scaled up twice: small bold text on a highlighted row is read far more
+  // reliably that way than inside a whole-screen picture, whose layout (a long streamed answer
+  // beside it) changes from run to run. What was read last is kept in lastRead_ for the failure
+  // message.
+  QPoint findOnScreen(const QString& text, const QRect& region, int timeoutMs = 30000) {
+    const QString geometry = QStringLiteral("%1x%2+%3+%4")
+                                 .arg(region.width()).arg(region.height())
+                                 .arg(region.x()).arg(region.y());
+    const QString part = QDir(outputDir_).filePath(QStringLiteral("look-part.png"));
     QElapsedTimer clock;
     clock.start();
     while (clock.elapsed() < timeoutMs) {
       const QString shot = screenshot(QStringLiteral("look.png"));
-      for (const Word& w : words(shot))
-        if (w.text.startsWith(text) && region.contains(w.box.center())) return w.box.center();
+      if (!shot.isEmpty() &&
+          x("convert", {shot, "-crop", geometry, "+repage", "-resize", "200%", part}) == 0) {
+        lastRead_.clear();
+        for (const Word& w : words(part)) {
+          lastRead_ << w.text;
+          if (w.text.startsWith(text)) return region.topLeft() + w.box.center() / 2;
+        }
+      }
       QTest::qWait(300);
     }
     return {-1, -1};
+  }
+  QByteArray notFound(const char* what) const {
+    return QByteArray(what) + "; OCR read there: " + lastRead_.join(' ').toUtf8();
   }
   int click(QPoint at, int button = 1) {
     return x("xdotool", {"mousemove", QString::number(at.x()), QString::number(at.y()), "click",
@@ -119,7 +137,7 @@ class UiAsAPerson : public QObject {
   }
  private slots:
   void initTestCase() {
-    for (const char* tool : {"Xvfb", "xdotool", "xclip", "import", "tesseract"}) {
+    for (const char* tool : {"Xvfb", "xdotool", "xclip", "import", "convert", "tesseract"}) {
       if (QStandardPaths::findExecutable(QString::fromLatin1(tool)).isEmpty()) {
         const QByteArray why = QByteArray(tool) + " not found (scripts/common.sh installs it)";
         if (ember::test::underCi()) QFAIL(why.constData());
@@ -237,31 +255,33 @@ class UiAsAPerson : public QObject {
              qPrintable(QStringLiteral("no picture of %1 shows \"Reading prompt\"; last OCR: %2")
                             .arg(pictures.size()).arg(seen)));
     for (const QString& p : pictures) QFile::remove(p);
-    QVERIFY(QTest::qWaitFor([&] { return answerStatus() == QLatin1String("complete"); }, 180000));
+    QVERIFY(QTest::qWaitFor([&] { return answerStatus() == QLatin1String("complete"); }, 300000));
     QTest::qWait(300);
     QVERIFY(!screenshot("3-long-prompt-answered.png").isEmpty());
 
     // Delete the chat from the sidebar (right-click on it, Delete), then Undo it.
     const QRect sidebar(0, 0, 280, 800);
     const QPoint title = findOnScreen(QStringLiteral("Name"), sidebar);
-    QVERIFY2(title.x() >= 0, "the chat's title is not on the screen");
+    QVERIFY2(title.x() >= 0, notFound("the chat's title is not on the screen").constData());
     QCOMPARE(click(title, 3), 0);
-    const QPoint del = findOnScreen(QStringLiteral("Delete"), QRect(0, 0, 1280, 800));
-    QVERIFY2(del.x() >= 0, "no Delete in the menu");
+    const QPoint del = findOnScreen(QStringLiteral("Delete"), QRect(0, 0, 640, 800));
+    QVERIFY2(del.x() >= 0, notFound("no Delete in the menu").constData());
     QCOMPARE(click(del), 0);
     const auto trashed = [&] {
       return query(db, "SELECT deleted_at IS NOT NULL FROM conversations").value(0).value(0);
     };
     QVERIFY(QTest::qWaitFor([&] { return trashed() == QLatin1String("1"); }, 10000));
     const QPoint undo = findOnScreen(QStringLiteral("Undo"), sidebar);
-    QVERIFY2(undo.x() >= 0, "no Undo in the sidebar after the delete");
+    QVERIFY2(undo.x() >= 0, notFound("no Undo in the sidebar after the delete").constData());
     QVERIFY(!screenshot("4-deleted-with-undo.png").isEmpty());
     QCOMPARE(click(undo), 0);
     QVERIFY(QTest::qWaitFor([&] { return trashed() == QLatin1String("0"); }, 10000));
     QCOMPARE(query(db, "SELECT count(*) FROM messages").value(0).value(0), QStringLiteral("4"));
-    QVERIFY(findOnScreen(QStringLiteral("Name"), sidebar).x() >= 0);  // back in the list
+    QVERIFY2(findOnScreen(QStringLiteral("Name"), sidebar).x() >= 0,  // back in the list
+             notFound("the chat is not back in the sidebar").constData());
     QVERIFY(!screenshot("5-undone.png").isEmpty());
     QFile::remove(QDir(outputDir_).filePath("look.png"));
+    QFile::remove(QDir(outputDir_).filePath("look-part.png"));
     qInfo("pictures in %s", qPrintable(outputDir_));
 
     app.terminate();
