@@ -59,14 +59,23 @@ wait_for_log() {  # the app log of data folder $1 says $2 (up to 120 s)
   echo "the app never logged \"$2\"" >&2; return 1
 }
 
-# 1. Loading a model: the bar with its percentage and Cancel (the load takes a few seconds
-#    here, so quick dumps are taken every 0.1 s; the ones showing the bar are kept).
-start_app load "$larger"
-for i in $(seq 1 40); do xwd -root -silent >"$out/load-$i.xwd"; sleep 0.1; done  # fast dumps
+# 1. Loading a model: the bar with its percentage and Cancel. The larger model is chosen in
+#    the model picker once the small one is loaded (at start-up the load can end before the
+#    window shows); quick dumps every 0.05 s, the ones showing the bar are kept.
+start_app load "$small"
 wait_for_log load "model loaded"
-for i in $(seq 1 40); do convert "xwd:$out/load-$i.xwd" "$out/load-$i.png"; rm "$out/load-$i.xwd"; done
+xdotool mousemove 120 12 click 1  # the model button, left of the window's top row
+sleep 1.5
+import -window root "$out/look.png"
+name="$(basename "$larger" | cut -d- -f1)"  # "gemma": OCR may cut the file name elsewhere
+at=$(tesseract "$out/look.png" - --psm 11 tsv 2>/dev/null |
+     awk -F'\t' -v w="$name" '!found && index($12, w) == 1 { print int($7 + $9 / 2), int($8 + $10 / 2); found = 1 }')
+[ -n "$at" ] || { echo "OCR found no $name file in the model list" >&2; exit 1; }
+xdotool mousemove $at click 1
+for i in $(seq 1 60); do xwd -root -silent >"$out/load-$i.xwd"; sleep 0.05; done  # fast dumps
+for i in $(seq 1 60); do convert "xwd:$out/load-$i.xwd" "$out/load-$i.png"; rm "$out/load-$i.xwd"; done
 kept=0
-for i in $(seq 1 40); do  # keep the ones showing the bar (its Cancel button)
+for i in $(seq 1 60); do  # keep the ones showing the bar (its Cancel button)
   if tesseract "$out/load-$i.png" - 2>/dev/null | grep -q "Cancel"; then
     kept=$((kept + 1)); mv "$out/load-$i.png" "$out/1-load-progress-$(printf %02d "$i").png"
   else rm -f "$out/load-$i.png"; fi
