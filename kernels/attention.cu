@@ -65,7 +65,8 @@ bool validShape(const AttentionShape& s) {
 __global__ void reduceSplitsKernel(const float* __restrict__ partialAcc,
                                    const float* __restrict__ partialMax,
                                    const float* __restrict__ partialSum, int32_t splits,
-                                   int32_t valueDim, float* __restrict__ out) {
+                                   int32_t valueDim, const float* __restrict__ sinks,
+                                   int32_t heads, float* __restrict__ out) {
   __shared__ float splitWeight[kMaxSplits];
   __shared__ float total;
   const int64_t row = blockIdx.x;
@@ -88,7 +89,9 @@ __global__ void reduceSplitsKernel(const float* __restrict__ partialAcc,
     float value = 0.f;
     for (int32_t s = 0; s < splits; ++s)
       if (splitWeight[s] != 0.f) value += acc[int64_t(s) * valueDim + d] * splitWeight[s];
-    out[row * valueDim + d] = total > 0.f ? value / total : 0.f;
+    // The combined row's exponentials are against globalMax; the sink joins there.
+    out[row * valueDim + d] =
+        detail::normalisedValue(sinks, int32_t(row % heads), value, globalMax, total);
   }
 }
 
@@ -130,6 +133,7 @@ cudaError_t pagedAttention(const float* q, const __half* keyCache, const __half*
   p.scale = shape.scale;
   p.softcap = shape.softcap;
   p.capScale = shape.capScale;
+  p.sinks = shape.sinks;
   p.out = out;
   // Prompt tiles only when a CTA can hold two tokens' rows and some sequence has several
   // tokens in the step; otherwise every token is its own tile (decode kernel).
@@ -164,7 +168,7 @@ cudaError_t pagedAttention(const float* q, const __half* keyCache, const __half*
   if (p.splits > 1) {
     reduceSplitsKernel<<<unsigned(batch.tokens) * unsigned(shape.heads), kReduceThreads, 0,
                          stream>>>(p.partialAcc, p.partialMax, p.partialSum, p.splits,
-                                   p.valueDim, out);
+                                   p.valueDim, shape.sinks, shape.heads, out);
     err = cudaGetLastError();
   }
   return err;

@@ -36,6 +36,7 @@ struct AttentionParams {
   float scale = 1.f;
   float softcap = 0.f;   // > 0: the score is softcap * tanh(scale q.k / softcap) * capScale
   float capScale = 1.f;
+  const float* sinks = nullptr;  // (heads) or null: see AttentionShape::sinks
   int32_t tileTokens = 1;   // longest tile; 1: every token is its own tile (decode kernel only)
   int32_t splits = 1;
   int32_t splitLength = 0;  // positions per split (the last split runs to the end)
@@ -96,13 +97,26 @@ __device__ __forceinline__ float attentionScore(const AttentionParams& p, float 
   return __fmul_rn(__fmul_rn(tanhf(__fmul_rn(s, 1.f / p.softcap)), p.softcap), p.capScale);
 }
 
+// acc / sum for a row whose exponentials are taken against runMax, with the head's sink logit
+// (if any) joining the softmax: both are rescaled to max(runMax, sink), and e^(sink - that max)
+// is added to the sum. A row that saw nothing gives 0.
+__device__ __forceinline__ float normalisedValue(const float* sinks, int32_t head, float acc,
+                                                 float runMax, float runSum) {
+  if (!(runSum > 0.f)) return 0.f;
+  if (!sinks) return acc / runSum;
+  const float sink = sinks[head];
+  const float top = fmaxf(runMax, sink);
+  const float rescale = expf(runMax - top);
+  return __fmul_rn(acc, rescale) / (__fmul_rn(runSum, rescale) + expf(sink - top));
+}
+
 // Writes one query row's result: normalised into out (one split) or as a partial.
 __device__ __forceinline__ void storeResult(const AttentionParams& p, int32_t token,
                                             int32_t head, int32_t split, int32_t d, float acc,
                                             float runMax, float runSum) {
   const int64_t row = int64_t(token) * p.heads + head;
   if (p.splits == 1) {
-    p.out[row * p.valueDim + d] = runSum > 0.f ? acc / runSum : 0.f;
+    p.out[row * p.valueDim + d] = normalisedValue(p.sinks, head, acc, runMax, runSum);
     return;
   }
   const int64_t partial = row * p.splits + split;

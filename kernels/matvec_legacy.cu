@@ -1,4 +1,5 @@
-// quantMatVec for the 32-element block formats: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 (matvec_kernel.cuh).
+// quantMatVec for the 32-element block formats: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, MXFP4
+// (matvec_kernel.cuh).
 #include "matvec_kernel.cuh"
 
 namespace ember::kernels::matvec {
@@ -18,6 +19,8 @@ cudaError_t launchLegacyMatVec(WeightType type, const void* weight, size_t rowBy
       return launchMatVec<FormatQ5_1>(weight, rowBytes, rows, cols, x, batch, y, stream);
     case WeightType::Q8_0:
       return launchMatVec<FormatQ8_0>(weight, rowBytes, rows, cols, x, batch, y, stream);
+    case WeightType::MXFP4:
+      return launchMatVec<FormatMxfp4>(weight, rowBytes, rows, cols, x, batch, y, stream);
     default:
       return cudaErrorInvalidValue;
   }

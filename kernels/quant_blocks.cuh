@@ -176,6 +176,41 @@ struct FormatQ8_0 {  // f16 d; i8 qs[32]           x = q * d
   }
 };
 
+// MXFP4 (gpt-oss's experts): u8 e; u8 qs[16], nibbles placed as in Q4_0;
+// x = 2^(e - 128) * v[q] with v ggml's doubled E2M1 values {0, 1, 2, 3, 4, 6, 8, 12} and their
+// negatives for q >= 8 (the CPU's kFp4Values and e8m0Half). Rows of 17-byte blocks need not be
+// even 2-byte aligned: every byte run goes through loadBytes.
+struct FormatMxfp4 {
+  static constexpr int kBlockElems = 32, kBlockBytes = 17, kUnitElems = 32;
+  static constexpr bool kHasOffset = false, kScaled = true;
+  struct Unit { float d; uint32_t qs[4]; };
+  __device__ static Unit load(const uint8_t* row, int64_t unit) {
+    const uint8_t* block = row + unit * kBlockBytes;
+    Unit u;
+    uint32_t e[1];
+    loadBytes<1>(block, e);
+    const uint32_t exponent = e[0] & 0xffu;
+    // 2^(e - 128); e < 2 gives the subnormals 2^-128 and 2^-127 (ggml_e8m0_to_fp32_half).
+    u.d = __uint_as_float(exponent < 2 ? 0x00200000u << exponent : (exponent - 1) << 23);
+    loadBytes<16>(block + 1, u.qs);
+    return u;
+  }
+  // The doubled E2M1 value of a 4-bit code: magnitudes 0, 1, 2, 3, then 4, 6, 8, 12.
+  __device__ static float fp4Value(uint32_t code) {
+    const uint32_t m = code & 7u;
+    const uint32_t magnitude = m < 4 ? m : (4u + 2u * (m & 1u)) << ((m >> 1) & 1u);
+    const float v = float(magnitude);
+    return code & 8u ? -v : v;
+  }
+  __device__ static void group(const Unit& u, int g, float (&q)[8], float& scale, float& offset) {
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      q[k] = fp4Value((byteOf(u.qs, 8 * (g & 1) + k) >> (4 * (g >> 1))) & 0xfu);
+    scale = u.d;
+    offset = 0.f;
+  }
+};
+
 // ---- K-quants (256-element super-blocks) ----
 
 // The six-bit scale and min of sub-block s (0..7) from the 12 packed bytes (as 3 words a, b, c):
@@ -353,7 +388,7 @@ constexpr int32_t requiredColumnMultiple(WeightType type) {
   switch (type) {
     case WeightType::F32: case WeightType::F16: case WeightType::BF16: return 8;
     case WeightType::Q4_0: case WeightType::Q4_1: case WeightType::Q5_0: case WeightType::Q5_1:
-    case WeightType::Q8_0: return 32;
+    case WeightType::Q8_0: case WeightType::MXFP4: return 32;
     case WeightType::Q4_K: case WeightType::Q5_K: case WeightType::Q6_K: return 256;
   }
   return 0;
@@ -371,6 +406,7 @@ cudaError_t visitFormat(WeightType type, Visitor&& visit) {
     case WeightType::Q5_0: return visit(FormatQ5_0{});
     case WeightType::Q5_1: return visit(FormatQ5_1{});
     case WeightType::Q8_0: return visit(FormatQ8_0{});
+    case WeightType::MXFP4: return visit(FormatMxfp4{});
     case WeightType::Q4_K: return visit(FormatQ4_K{});
     case WeightType::Q5_K: return visit(FormatQ5_K{});
     case WeightType::Q6_K: return visit(FormatQ6_K{});

@@ -23,6 +23,7 @@ BlockGeometry blockGeometry(WeightType type) {
     case WeightType::Q4_K: return {256, 144};  // d, dmin, 12 bytes scales, 128 bytes nibbles
     case WeightType::Q5_K: return {256, 176};  // as Q4_K + 32 bytes of high bits
     case WeightType::Q6_K: return {256, 210};  // 128 low + 64 high + 16 scales + fp16 d
+    case WeightType::MXFP4: return {32, 17};   // E8M0 scale + 16 bytes of E2M1 nibbles
   }
   return {};
 }

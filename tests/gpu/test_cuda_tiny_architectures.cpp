@@ -5,7 +5,10 @@
 // tests/engine/model/test_tiny_architectures.cpp. This covers the steps the real-weight rows of
 // test_cuda_backend.cpp do not: gemma2's attention and output soft-caps, granite's residual and
 // logit multipliers, YaRN (mistral3, llama + YaRN), LongRoPE's factors and attn_factor (phi3),
-// olmo2's post-norms and whole-row QK-norm, smollm3's NoPE layers, fused QKV and gate-up, biases.
+// olmo2's post-norms and whole-row QK-norm, smollm3's NoPE layers, fused QKV and gate-up, biases,
+// and the mixtures of experts: qwen3moe's softmax routing, gpt-oss's biased router, biased
+// experts, clamped SwiGLU and attention sinks (a 40-token prompt in chunks of 8 routes tokens of
+// one chunk to several experts at once, so each expert runs over several rows).
 //
 // Tolerance (as test_cuda_backend.cpp): top-1 agreement on at least 99% of positions and a mean
 // KL(cpu || cuda) below 1e-3 over a 40-token prompt in chunks of 8 (the fp32 matvec path: the
@@ -46,10 +49,10 @@ class TestCudaTinyArchitectures : public QObject {
     QTest::addColumn<QString>("architecture");
     QTest::addColumn<QString>("preset");
     for (const std::string& a : model::tinyModelArchitectures())
-      if (a != "qwen3moe" && a != "gpt-oss")  // the CUDA backend refuses mixtures of experts
-        QTest::newRow(a.c_str()) << QString::fromStdString(a) << "tiny";
+      QTest::newRow(a.c_str()) << QString::fromStdString(a) << "tiny";
     QTest::newRow("llama + YaRN") << "llama" << "tiny-yarn";
     QTest::newRow("phi3 + LongRoPE") << "phi3" << "tiny-longrope";
+    QTest::newRow("gpt-oss + MXFP4 experts") << "gpt-oss" << "tiny-mxfp4";
   }
 
   void matchesCpuBackend() {
@@ -96,6 +99,7 @@ class TestCudaTinyArchitectures : public QObject {
     QVERIFY2(a.top1Rate() >= kMinTop1, qPrintable(QString("top-1 %1").arg(a.top1Rate())));
     QVERIFY2(a.klMean() < kMaxMeanKl, qPrintable(QString("mean KL %1").arg(a.klMean())));
   }
+
 };
 
 QTEST_GUILESS_MAIN(TestCudaTinyArchitectures)

@@ -7,6 +7,8 @@
 //  - pagedAttention against the CPU backend's ops::attendHead: atol 1e-3, rtol 1e-3 (the CPU
 //    rounds the softmax weights to fp16, as llama.cpp does: up to 2^-11 * max|v|).
 // Soft-capped cases (gemma2) take each score as cap * tanh(q.k / cap) * scale in all three.
+// Cases with sinks (gpt-oss) give each head a sink logit that joins its softmax (ggml's
+// soft_max with sinks: in the max, and e^(sink - max) in the sum) in all three.
 // Batches have several sequences with shuffled block tables, decode tokens and prompt chunks
 // mixed, GQA ratios 1 to 32, head dims 64 to 256, a sliding window and contexts of ~3000
 // positions (split along the context). Cache slots no sequence owns hold large values, so a
@@ -42,6 +44,7 @@ struct AttentionCase {
   int32_t heads = 0, kvHeads = 0, headDim = 0, valueDim = 0, blockSize = 16;
   int32_t slidingWindow = 0;
   float softcap = 0.f;  // > 0: scores = softcap * tanh(q.k / softcap) * scale
+  bool sinks = false;   // each head has a sink logit (sinkOf)
   std::vector<SequenceSpec> sequences;
   bool expectSplit = false;  // the planned workspace must be non-empty (context split)
 };
@@ -121,6 +124,15 @@ HostBatch buildBatch(const AttentionCase& c, uint32_t seed) {
   return b;
 }
 
+// Head h's sink logit: spread over [-3, 3], about the scores' own size, so that it bites.
+float sinkOf(int32_t head) { return 3.0f * std::sin(1.7f * float(head) + 0.3f); }
+
+std::vector<float> sinksOf(const AttentionCase& c) {
+  std::vector<float> sinks;
+  for (int32_t h = 0; h < c.heads; ++h) sinks.push_back(sinkOf(h));
+  return sinks;
+}
+
 int32_t firstVisible(const AttentionCase& c, int32_t position) {
   return c.slidingWindow > 0 ? std::max(0, position - c.slidingWindow + 1) : 0;
 }
@@ -155,7 +167,8 @@ std::vector<float> exactAttention(const AttentionCase& c, HostBatch& b, float sc
         scores[size_t(p - first)] = scoreOf(c, dot, scale);
         maxScore = std::max(maxScore, scores[size_t(p - first)]);
       }
-      double sum = 0.0;
+      if (c.sinks) maxScore = std::max(maxScore, double(sinkOf(head)));
+      double sum = c.sinks ? std::exp(double(sinkOf(head)) - maxScore) : 0.0;
       std::fill(acc.begin(), acc.end(), 0.0);
       for (int32_t p = first; p <= last; ++p) {
         const double w = std::exp(scores[size_t(p - first)] - maxScore);
@@ -192,8 +205,9 @@ std::vector<float> cpuBackendAttention(const AttentionCase& c, HostBatch& b, flo
       std::copy(src, src + c.headDim, q.begin());
       ops::roundToHalfPrecision(q.data(), c.headDim);
       float* o = out.data() + (size_t(t) * c.heads + size_t(head)) * c.valueDim;
-      if (c.softcap > 0.f) {
-        const ops::AttentionQuery query{q.data(), firstVisible(c, last), last, o};
+      if (c.softcap > 0.f || c.sinks) {
+        const ops::AttentionQuery query{q.data(), firstVisible(c, last), last, o,
+                                        c.sinks ? sinkOf(head) : ops::kNoSink};
         ops::attendHeads({&query, 1}, view, b.tables[size_t(seq)], head / group, scale, step,
                          scratch.data(), c.softcap);
         continue;
@@ -208,7 +222,7 @@ std::vector<float> cpuBackendAttention(const AttentionCase& c, HostBatch& b, flo
 
 AttentionCase makeCase(int32_t heads, int32_t kvHeads, int32_t headDim, int32_t valueDim,
                        int32_t blockSize, int32_t window, std::vector<SequenceSpec> sequences,
-                       bool expectSplit = false, float softcap = 0.f) {
+                       bool expectSplit = false, float softcap = 0.f, bool sinks = false) {
   AttentionCase c;
   c.heads = heads;
   c.kvHeads = kvHeads;
@@ -219,6 +233,7 @@ AttentionCase makeCase(int32_t heads, int32_t kvHeads, int32_t headDim, int32_t 
   c.sequences = std::move(sequences);
   c.expectSplit = expectSplit;
   c.softcap = softcap;
+  c.sinks = sinks;
   return c;
 }
 
@@ -352,6 +367,10 @@ class TestKernelsAttention : public QObject {
         << makeCase(4, 2, 64, 64, 16, 32, {S{0, 40}, S{70, 1}, S{5, 3}}, false, 2.f);
     QTest::newRow("soft-cap 2, long decode, split context, d128")
         << makeCase(4, 4, 128, 128, 16, 0, {S{2999, 1}, S{0, 50}}, true, 2.f);
+    QTest::newRow("gpt-oss sinks, GQA 8, d64, window 32")
+        << makeCase(16, 2, 64, 64, 16, 32, {S{0, 40}, S{70, 1}, S{5, 3}}, false, 0.f, true);
+    QTest::newRow("sinks, long decode, split context, d64")
+        << makeCase(8, 8, 64, 64, 16, 0, {S{2999, 1}, S{0, 30}}, true, 0.f, true);
   }
   // No device needed: the two CPU references agree with each other within the CPU tolerance
   // (checks the test's batch building and that tolerance; the GPU is held to both below).
@@ -378,6 +397,8 @@ class TestKernelsAttention : public QObject {
     DeviceBuffer<uint16_t> dkeys(b.keys), dvalues(b.values);
     DeviceBuffer<int32_t> dseq(b.tokenSequence), dpos(b.tokenPosition), dtables(b.flatTables);
     DeviceBuffer<float> dout(size_t(b.tokens()) * c.heads * c.valueDim);
+    DeviceBuffer<float> dsinks(sinksOf(c));
+    QVERIFY(dsinks.ok());
     QVERIFY(dq.ok() && dkeys.ok() && dvalues.ok() && dseq.ok() && dpos.ok() && dtables.ok() &&
             dout.ok());
     kernels::AttentionBatch batch;
@@ -399,6 +420,7 @@ class TestKernelsAttention : public QObject {
     shape.softcap = c.softcap;
     shape.capScale = c.softcap > 0.f ? scale : 1.f;
     shape.slidingWindow = c.slidingWindow;
+    shape.sinks = c.sinks ? dsinks.get() : nullptr;
 
     const size_t workspaceBytes =
         kernels::pagedAttentionWorkspaceBytes(batch.tokens, batch.maxPosition, shape);

@@ -30,25 +30,16 @@ void requireWeightsFit(const gguf::GgufFile& file, const model::ModelConfig& con
                        plan.message);
 }
 
-// The steps of the layer the CUDA kernels do not have yet; such a model is refused at load with
-// the reason rather than run wrongly.
-void requireCudaSupport(const model::ModelConfig& c) {
-  std::string missing;
-  if (c.mixtureOfExperts()) missing += ", a mixture-of-experts feed-forward";
-  if (c.attentionSinks) missing += ", attention sinks";
-  if (c.ffnActivation == model::FfnActivation::SwigluOai) missing += ", the clamped SwiGLU";
-  if (!missing.empty())
-    throw ember::Error("cuda backend: " + c.architectureName + " needs" + missing.substr(1) +
-                       ", which the CUDA kernels do not implement yet; use the CPU backend");
-}
-
 }  // namespace
 
 CudaBackend::CudaBackend(const gguf::GgufFile& file, const model::ModelConfig& config,
                          const CudaBackendOptions& options)
     : config_(config),
-      graphs_(options.cudaGraphs, "CUDA graphs were switched off (EMBER_CUDA_GRAPHS=0)") {
-  requireCudaSupport(config_);
+      // A mixture-of-experts step waits for the stream to route on the host: no graphs.
+      graphs_(options.cudaGraphs && !config.mixtureOfExperts(),
+              config.mixtureOfExperts()
+                  ? "CUDA graphs are off for mixture-of-experts models (experts are routed on the host)"
+                  : "CUDA graphs were switched off (EMBER_CUDA_GRAPHS=0)") {
   device_ = selectDevice(options.device);
   deviceName_ = deviceName(device_);
   site_ = {"load", -1};
@@ -92,7 +83,7 @@ BackendMemoryInfo CudaBackend::memoryInfo() const {
   BackendMemoryInfo info;
   info.weightBytes = weights_.memory.bytes();
   info.kvCacheBytes = kvCache_.bytes();
-  info.workspaceBytes = ws_.bytes();
+  info.workspaceBytes = ws_.bytes() + experts_.bytes();
   return info;
 }
 

@@ -18,6 +18,7 @@
 #include "backend/backend.h"
 #include "backend/cuda/cuda_backend_entry.h"
 #include "backend/cuda/cuda_graphs.h"
+#include "backend/cuda/cuda_expert_ffn.h"
 #include "backend/cuda/cuda_step_plan.h"
 #include "backend/cuda/cuda_weights.h"
 #include "backend/cuda/cuda_workspace.h"
@@ -80,6 +81,9 @@ class CudaBackend final : public Backend {
   void computeLogits(const StepPlan& plan, const StepInputs& in);
   // y (tokens, w.rows) = x (tokens, w.cols) W^T
   void project(const DeviceMatrix& w, const float* x, int32_t tokens, float* y);
+  // cuda_backend_experts.cpp: y (tokens, n_embd) = the layer's mixture of experts over x.
+  // Waits for the stream once (the routing is worked out on the host).
+  void expertFeedForward(int32_t layer, const float* x, int32_t tokens, float* y);
   // The attention kernel's shape for a layer's attention step (model/transformer_layer.h).
   kernels::AttentionShape attentionShape(const model::AttentionStep& step) const;
   __half* keyCache(int32_t layer) const;
@@ -93,6 +97,7 @@ class CudaBackend final : public Backend {
   cublasHandle_t cublas_ = nullptr;
   DeviceWeights weights_;
   CudaWorkspace ws_;
+  ExpertBuffers experts_;  // mixture-of-experts models only
   DecodeGraphs graphs_;
   StepPlan plan_;  // reused between steps
 

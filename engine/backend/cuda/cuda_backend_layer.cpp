@@ -93,23 +93,30 @@ class CudaLayerOps final : public model::LayerOps {
     batch.blockTables = in_.blockTables;
     batch.maxBlocksPerSequence = plan_.tableWidth;
     batch.maxPosition = plan_.maxPosition;
-    b_.check(k::pagedAttention(ws_.q, b_.keyCache(layer), b_.valueCache(layer), batch,
-                               b_.attentionShape(step),
+    k::AttentionShape shape = b_.attentionShape(step);
+    if (step.sinks) shape.sinks = b_.weights_.layers[size_t(layer)].attnSinks;
+    b_.check(k::pagedAttention(ws_.q, b_.keyCache(layer), b_.valueCache(layer), batch, shape,
                                ws_.attention, ws_.attentionScratch, ws_.attentionScratchBytes,
                                b_.stream_),
              "pagedAttention");
   }
 
   void gatedActivation(model::FfnActivation activation) override {
+    if (activation == model::FfnActivation::SwigluOai) {  // llama.cpp's alpha and limit
+      b_.check(k::swigluOai(ws_.gate, ws_.up, int64_t(plan_.tokens) * c_.ffnDim, 1.702f, 7.0f,
+                            ws_.activated, b_.stream_),
+               "swigluOai");
+      return;
+    }
     const bool gelu = activation == model::FfnActivation::GeluTanhGlu;
     b_.check(k::gatedActivation(ws_.gate, ws_.up, int64_t(plan_.tokens) * c_.ffnDim, gelu,
                                 ws_.activated, b_.stream_),
              "gatedActivation");
   }
 
-  // No kernels yet: CudaBackend refuses mixture-of-experts models (requireCudaSupport).
-  void expertFeedForward(int32_t, Activation, Activation) override {
-    throw ember::Error("cuda backend: the mixture-of-experts feed-forward is not implemented");
+  void expertFeedForward(int32_t layer, Activation x, Activation y) override {
+    b_.site_.layer = layer;
+    b_.expertFeedForward(layer, buffer(x), plan_.tokens, buffer(y));
   }
 
   void scale(Activation x, float factor) override {

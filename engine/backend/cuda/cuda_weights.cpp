@@ -67,10 +67,20 @@ class Uploader {
     matrix(model::MatrixRows{t, 0, rows}, target);
   }
 
-  // Rows of a tensor (a part of a fused one gets its own copy of its rows).
-  void matrix(const model::MatrixRows& part, DeviceMatrix& target) {
+  // A stack of experts [cols, rows, n_expert] as one matrix (n_expert * rows, cols); the fp16
+  // scratch need only hold one expert's matrix, the most cuBLAS is given at once.
+  void stackedMatrix(const gguf::TensorInfo* t, DeviceMatrix& target) {
+    if (!t) return;
+    const uint64_t perExpert = t->shape.size() > 1 ? t->shape[1] : 1;
+    matrix(model::MatrixRows{t, 0, uint64_t(t->elementCount) / t->shape[0]}, target, perExpert);
+  }
+
+  // Rows of a tensor (a part of a fused one gets its own copy of its rows). `scratchRows`: the
+  // most rows of it given to cuBLAS at once, when fewer than all.
+  void matrix(const model::MatrixRows& part, DeviceMatrix& target, uint64_t scratchRows = 0) {
+    if (!part) return;  // a mixture-of-experts layer has no dense feed-forward
     const gguf::TensorInfo* t = part.tensor;
-    const uint64_t tensorRows = t->shape.size() > 1 ? t->shape[1] : 1;
+    const uint64_t tensorRows = uint64_t(t->elementCount) / t->shape[0];  // 3-D: all experts' rows
     const size_t rowBytes = t->byteSize / tensorRows;
     const auto type = kernels::WeightType(int32_t(t->type));
     if (!kernels::isSupportedWeightType(type))
@@ -80,8 +90,8 @@ class Uploader {
     target.type = type;
     target.cols = int32_t(t->shape[0]);
     target.rows = int32_t(part.rows);
-    w_.largestMatrixElements =
-        std::max(w_.largestMatrixElements, int64_t(target.rows) * target.cols);
+    w_.largestMatrixElements = std::max(
+        w_.largestMatrixElements, int64_t(scratchRows ? scratchRows : part.rows) * target.cols);
     w_.largestCols = std::max(w_.largestCols, target.cols);
     const size_t bytes = rowBytes * part.rows;
     const uint8_t* source = t->data.data() + rowBytes * part.firstRow;
@@ -133,6 +143,14 @@ class Uploader {
 
 }  // namespace
 
+DeviceMatrix matrixRows(const DeviceMatrix& stacked, int32_t first, int32_t count) {
+  DeviceMatrix m = stacked;
+  m.data = static_cast<const char*>(stacked.data) +
+           size_t(first) * kernels::weightRowBytes(stacked.type, stacked.cols);
+  m.rows = count;
+  return m;
+}
+
 DeviceWeights uploadWeights(const model::ModelWeights& weights,
                             const PrepareProgress& progress) {
   DeviceWeights w;
@@ -166,6 +184,19 @@ DeviceWeights uploadWeights(const model::ModelWeights& weights,
     up.vector(l.ffnGateBias, d.bGate);
     up.vector(l.ffnUpBias, d.bUp);
     up.vector(l.ffnDownBias, d.bDown);
+    up.vector(l.attnSinks, d.attnSinks);
+    if (l.ffnGateInp) {
+      DeviceExpertWeights& e = d.experts;
+      e.expertCount = int32_t(l.ffnGateInp->shape[1]);
+      up.matrix(l.ffnGateInp, e.router);
+      up.stackedMatrix(l.ffnGateExps, e.gate);
+      up.stackedMatrix(l.ffnUpExps, e.up);
+      up.stackedMatrix(l.ffnDownExps, e.down);
+      up.vector(l.ffnGateExpsBias, e.gateBias);
+      up.vector(l.ffnUpExpsBias, e.upBias);
+      up.vector(l.ffnDownExpsBias, e.downBias);
+      if (l.ffnGateInpBias) e.routerBias = vectorAsFloat(*l.ffnGateInpBias);
+    }
   }
   up.upload(progress);
   if (weights.tiedOutput) w.output = w.tokenEmbedding;

@@ -23,6 +23,25 @@ struct DeviceMatrix {
   const void* data = nullptr;  // (rows, weightRowBytes(type, cols)) on the device
 };
 
+// A mixture-of-experts layer's router and experts (expertCount 0: a dense layer). The stacked
+// matrices hold every expert's rows one expert after the other: expert e's gate is rows
+// [e * n_ff_exp, (e + 1) * n_ff_exp) of `gate`.
+struct DeviceExpertWeights {
+  int32_t expertCount = 0;
+  DeviceMatrix router;  // (n_expert, n_embd)
+  DeviceMatrix gate;    // (n_expert * n_ff_exp, n_embd)
+  DeviceMatrix up;      // (n_expert * n_ff_exp, n_embd)
+  DeviceMatrix down;    // (n_expert * n_embd, n_ff_exp)
+  // Biases (gpt-oss) on the device, or null: one row per expert.
+  const float* gateBias = nullptr;  // (n_expert, n_ff_exp)
+  const float* upBias = nullptr;    // (n_expert, n_ff_exp)
+  const float* downBias = nullptr;  // (n_expert, n_embd)
+  std::vector<float> routerBias;    // (n_expert) on the host, where the routing is worked out
+};
+
+// Rows [first, first + count) of a matrix, as a matrix of its own (one expert of a stack).
+DeviceMatrix matrixRows(const DeviceMatrix& stacked, int32_t first, int32_t count);
+
 struct DeviceLayerWeights {
   DeviceMatrix wq, wk, wv, wo;           // attention projections (parts of attn_qkv when fused)
   DeviceMatrix ffnGate, ffnUp, ffnDown;  // feed-forward (gate, up: parts of ffn_up when fused)
@@ -40,6 +59,8 @@ struct DeviceLayerWeights {
   const float* bGate = nullptr;         // (n_ff) feed-forward biases, each optional
   const float* bUp = nullptr;           // (n_ff)
   const float* bDown = nullptr;         // (n_embd)
+  const float* attnSinks = nullptr;     // (n_head) gpt-oss's sink logits
+  DeviceExpertWeights experts;          // in place of ffnGate/Up/Down in a mixture-of-experts layer
 };
 
 struct DeviceWeights {

@@ -1,5 +1,7 @@
 #include "runtime/engine/reasoning_splitter.h"
 
+#include "runtime/engine/harmony_splitter.h"
+
 #include <algorithm>
 
 namespace ember {
@@ -18,14 +20,14 @@ size_t partialTagSuffix(std::string_view text, std::string_view tag) {
 
 }  // namespace
 
-ReasoningSplitter::ReasoningSplitter(std::string openTag, std::string closeTag, bool startsInside)
+TagSplitter::TagSplitter(std::string openTag, std::string closeTag, bool startsInside)
     : open_(std::move(openTag)),
       close_(std::move(closeTag)),
       state_(startsInside ? State::Inside : State::Start),
       skipWhitespace_(startsInside) {}
 
 void ReasoningSplitter::appendPiece(std::vector<Piece>& out, std::string_view text,
-                             bool reasoning) const {
+                                    bool reasoning) {
   if (text.empty()) return;
   if (!out.empty() && out.back().reasoning == reasoning) {
     out.back().text += text;
@@ -34,7 +36,7 @@ void ReasoningSplitter::appendPiece(std::vector<Piece>& out, std::string_view te
   }
 }
 
-std::vector<ReasoningSplitter::Piece> ReasoningSplitter::push(std::string_view text) {
+std::vector<ReasoningSplitter::Piece> TagSplitter::push(std::string_view text) {
   std::vector<Piece> out;
   held_ += text;
   for (;;) {
@@ -81,7 +83,7 @@ std::vector<ReasoningSplitter::Piece> ReasoningSplitter::push(std::string_view t
   }
 }
 
-std::vector<ReasoningSplitter::Piece> ReasoningSplitter::flush() {
+std::vector<ReasoningSplitter::Piece> TagSplitter::flush() {
   std::vector<Piece> out;
   appendPiece(out, held_, state_ == State::Inside);
   held_.clear();
@@ -99,10 +101,10 @@ ReasoningTags reasoningTagsFor(const Tokenizer& tokenizer) {
   if (tokenizer.findToken("<|channel>") && tokenizer.findToken("<channel|>")) {
     return {"<|channel>thought", "<channel|>"};
   }
-  // gpt-oss (harmony): the analysis channel, up to the final channel's message. The vocabulary
-  // renders these markers as text (gguf_vocabulary.cpp).
+  // gpt-oss (harmony): messages on channels. The vocabulary renders these markers as text
+  // (gguf_vocabulary.cpp), so the splitter sees them.
   if (tokenizer.findToken("<|channel|>") && tokenizer.findToken("<|message|>"))
-    return {"<|channel|>analysis<|message|>", "<|end|><|start|>assistant<|channel|>final<|message|>"};
+    return {"<|channel|>analysis<|message|>", "<|end|>", /*harmony=*/true};
   return {"<think>", "</think>"};
 }
 
@@ -113,8 +115,9 @@ std::unique_ptr<ReasoningSplitter> makeReasoningSplitter(const Tokenizer& tokeni
   std::string tail;
   const size_t from = prompt.size() > 8 ? prompt.size() - 8 : 0;
   for (size_t i = from; i < prompt.size(); ++i) tail += tokenizer.tokenBytes(prompt[i], true);
+  if (tags.harmony) return std::make_unique<HarmonySplitter>(harmonyStartAfter(tail));
   const bool inside = promptOpensReasoning(tail, tags.open);
-  return std::make_unique<ReasoningSplitter>(std::move(tags.open), std::move(tags.close), inside);
+  return std::make_unique<TagSplitter>(std::move(tags.open), std::move(tags.close), inside);
 }
 
 }  // namespace ember

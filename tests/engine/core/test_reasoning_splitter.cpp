@@ -101,7 +101,7 @@ class TestReasoningSplitter : public QObject {
     QFETCH(QString, answer);
     const std::string text = stream.toStdString();
     for (const auto& chunks : cuttings(text)) {
-      ReasoningSplitter splitter("<think>", "</think>", startsInside);
+      TagSplitter splitter("<think>", "</think>", startsInside);
       const Split got = run(splitter, chunks);
       QCOMPARE(QString::fromStdString(got.reasoning), reasoning);
       QCOMPARE(QString::fromStdString(got.answer), answer);
@@ -113,7 +113,7 @@ class TestReasoningSplitter : public QObject {
   // character.
   void piecesStayValidUtf8() {
     const std::string text = "<think>한국어 생각</think>답변 🦙";
-    ReasoningSplitter splitter("<think>", "</think>", false);
+    TagSplitter splitter("<think>", "</think>", false);
     for (const auto& c : charactersOf(text)) {
       for (const auto& p : splitter.push(c)) QVERIFY(utf8::isValid(p.text));
     }

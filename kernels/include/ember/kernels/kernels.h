@@ -24,7 +24,7 @@ namespace ember::kernels {
 // ggml's type numbers (the GGUF tensor types).
 enum class WeightType : int32_t {
   F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8,
-  Q4_K = 12, Q5_K = 13, Q6_K = 14, BF16 = 30,
+  Q4_K = 12, Q5_K = 13, Q6_K = 14, BF16 = 30, MXFP4 = 39,
 };
 // Bytes of one row of `cols` values (cols a multiple of the type's block size).
 size_t weightRowBytes(WeightType type, int64_t cols);
@@ -92,6 +92,9 @@ struct AttentionShape {
   float softcap = 0.f;
   float capScale = 1.f;
   int32_t slidingWindow = 0;   // > 0: a query at p sees positions > p - slidingWindow only
+  // (heads) on the device, or null: each head's sink logit joins its softmax (gpt-oss), as in
+  // ggml's soft_max with sinks: it counts in the max, and e^(sink - max) in the sum.
+  const float* sinks = nullptr;
 };
 // Workspace the attention needs for a batch (split-context partial results).
 size_t pagedAttentionWorkspaceBytes(int32_t tokens, int32_t maxPosition,
@@ -118,6 +121,17 @@ cudaError_t softcap(float* x, int64_t count, float cap, cudaStream_t stream);
 // Copies rows rowIndex[i] of x (rows, width) to out (count, width) (pick the logits rows).
 cudaError_t gatherRows(const float* x, const int32_t* rowIndex, int32_t count, int32_t width,
                        float* out, cudaStream_t stream);
+
+// ---- experts.cu ----
+// out (count) = gpt-oss's clamped SwiGLU: g = min(gate, limit), u = clamp(up, -limit, limit),
+// g * sigmoid(alpha * g) * (u + 1); out may alias gate or up.
+cudaError_t swigluOai(const float* gate, const float* up, int64_t count, float alpha, float limit,
+                      float* out, cudaStream_t stream);
+// y (tokens, width) = sum over ranks r < k, in rank order, of weights[t, r] (tokens, k) times
+// row groupedRow[t, r] (tokens, k) of outputs (pairs, width): the mixture of experts' sum.
+cudaError_t combineExperts(const float* outputs, const int32_t* groupedRow, const float* weights,
+                           int32_t tokens, int32_t k, int32_t width, float* y,
+                           cudaStream_t stream);
 
 // ---- matvec.cu ----
 // y (batch, rows) = x (batch, cols) W^T for W (rows, cols) of `type`, batch 1..8 (decode).
