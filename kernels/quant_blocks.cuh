@@ -1,6 +1,6 @@
 #pragma once
 // Device-side GGUF weight formats. The byte layouts are ggml's (see the CPU backend's
-// engine/backend/cpu/quant/block_formats.h for the table); here each format is read in "units":
+// engine/gguf/quant_blocks.h for the table); here each format is read in "units":
 // the kUnitElems consecutive elements of a row one thread decodes at once (a whole 32-block for
 // the legacy formats, a pair of sub-blocks for Q4_K/Q5_K, a 128-element half for Q6_K, 8 values
 // for the float formats). A unit is decoded 8 elements ("group") at a time into

@@ -1,5 +1,5 @@
 // Byte sizes of the GGUF weight types the CUDA backend reads: elements per block and bytes per
-// block as GGML defines them (the same numbers as engine/backend/cpu/quant/block_formats.h).
+// block as GGML defines them (the same numbers as engine/gguf/quant_blocks.h).
 #include "ember/kernels/kernels.h"
 
 namespace ember::kernels {

@@ -3,7 +3,7 @@
 // memory, else MemAvailable), because creating a CUDA context takes a moment the first time.
 #include <QMetaObject>
 
-#include "backend/backend_factory.h"
+#include "ember/devices.h"
 #include "controller/app_controller.h"
 #include "controller/conversation_settings.h"
 #include "ember/engine.h"

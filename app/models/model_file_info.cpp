@@ -1,10 +1,8 @@
 #include "models/model_file_info.h"
 
 #include <QFileInfo>
-#include <map>
 
-#include "gguf/gguf_file.h"
-#include "model/memory_plan.h"
+#include "ember/model_file.h"
 
 namespace ember::app {
 
@@ -14,24 +12,17 @@ ModelFileInfo describeModelFile(const QString& path) {
   info.fileName = QFileInfo(path).fileName();
   info.fileSize = QFileInfo(path).size();
   try {
-    const auto file = gguf::GgufFile::open(path.toStdString());
-    const std::string arch = file->architecture();
-    info.architecture = QString::fromStdString(arch);
-    std::map<std::string, uint64_t> bytesByType;
-    for (const auto& t : file->tensors()) {
-      info.parameterCount += static_cast<qint64>(t.elementCount);
-      bytesByType[std::string(ggmlTypeName(t.type))] += t.byteSize;
-    }
-    uint64_t most = 0;
-    for (const auto& [name, bytes] : bytesByType)
-      if (bytes > most) { most = bytes; info.quantization = QString::fromStdString(name); }
-    info.contextLength = file->findInt(arch + ".context_length").value_or(0);
-    info.weightBytes = model::weightBytes(*file);
-    try {
-      info.config = model::readModelConfig(*file);
-    } catch (const std::exception& e) {  // the engine would refuse it the same way at load
-      info.configError = QString::fromUtf8(e.what());
-    }
+    const ModelFile file = inspectModelFile(path.toStdString());
+    info.architecture = QString::fromStdString(file.architecture);
+    info.parameterCount = static_cast<qint64>(file.parameterCount);
+    info.quantization = QString::fromStdString(file.mainType);
+    info.contextLength = file.trainedContext;
+    info.weightBytes = file.weightBytes;
+    info.configured = file.configured();
+    info.configError = QString::fromStdString(file.configError);
+    info.configContext = file.configContext;
+    info.kvBytesPerToken = file.kvBytesPerToken;
+    info.workspaceBytes = file.workspaceBytes;
   } catch (const std::exception& e) {
     info.error = QString::fromUtf8(e.what());
   }

@@ -2,9 +2,8 @@
 // What the model picker shows about a GGUF file before loading it, read from its header only
 // (the file is mapped, not read: a few milliseconds per model).
 #include <QString>
-#include <optional>
-
-#include "model/model_config.h"
+#include <cstdint>
+#include <functional>
 
 namespace ember::app {
 
@@ -16,10 +15,14 @@ struct ModelFileInfo {
   QString quantization;        // the tensor type holding most of the bytes, e.g. "Q4_1"
   qint64 contextLength = 0;    // <arch>.context_length
   qint64 fileSize = 0;
-  // What the memory plan needs (model/memory_plan.h): every tensor's bytes as stored, and the
-  // configuration (KV bytes per token, workspace). No config: configError says why.
+  // What the memory plan needs (ember/memory_plan.h): every tensor's bytes as stored, and from
+  // the configuration the engine would load it with (ember/model_file.h) the context it allows,
+  // the KV bytes per token and the workspace estimate. Not configured: configError says why.
   quint64 weightBytes = 0;
-  std::optional<model::ModelConfig> config;
+  bool configured = false;
+  qint64 configContext = 0;
+  quint64 kvBytesPerToken = 0;
+  std::function<uint64_t(int32_t stepTokens, int32_t sequences)> workspaceBytes;
   QString configError;
   QString error;  // the reader's message when the file cannot be used
 };

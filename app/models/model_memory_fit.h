@@ -1,11 +1,11 @@
 #pragma once
-// "Will it fit" for a row of the model picker: model::planMemory (the arithmetic ember-cli plan
+// "Will it fit" for a row of the model picker: ember::planMemory (the arithmetic ember-cli plan
 // and the engine's load check use) for the current load settings against the memory free on
 // the chosen compute device, as one line for people.
 #include <QString>
 #include <optional>
 
-#include "model/memory_plan.h"
+#include "ember/memory_plan.h"
 #include "models/model_file_info.h"
 
 namespace ember::app {
@@ -21,7 +21,7 @@ struct MemoryFitSettings {
 struct MemoryFit {
   bool known = false;  // false: no line (free memory unknown, or the file cannot be read)
   bool fits = false;
-  model::MemoryPlan plan;  // when the plan could be made
+  MemoryPlan plan;  // when the plan could be made
   // "fits: needs 312.0 MiB of 21.4 GiB free in system RAM", "too big for cuda:0 (...): needs
   // 9.8 GiB (...) but 8.0 GiB is free; the largest context that fits is 5632 tokens", or why
   // there is no plan.

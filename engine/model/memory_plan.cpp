@@ -9,7 +9,7 @@
 #include "gguf/gguf_file.h"
 #include "model/model_config.h"
 
-namespace ember::model {
+namespace ember {
 namespace {
 
 constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
@@ -86,6 +86,8 @@ MemoryPlan planMemory(const MemoryPlanInput& input) {
   return plan;
 }
 
+namespace model {
+
 uint64_t kvBytesPerToken(const ModelConfig& config) {
   constexpr uint64_t kFp16Bytes = 2;
   return kFp16Bytes * uint64_t(config.layerCount) * uint64_t(config.kvHeadCount) *
@@ -120,6 +122,8 @@ uint64_t estimateWorkspaceBytes(const ModelConfig& config, int32_t stepTokens, i
                        saturatingAdd(dequantised, kLibraryWorkspaceBytes));
 }
 
+}  // namespace model
+
 std::string formatBytes(uint64_t bytes) {
   char text[48];
   const double value = double(bytes);
@@ -134,4 +138,4 @@ std::string formatBytes(uint64_t bytes) {
   return text;
 }
 
-}  // namespace ember::model
+}  // namespace ember

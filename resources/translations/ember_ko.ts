@@ -479,15 +479,15 @@
     <name>LocalApiServer</name>
     <message>
         <source>The API key could not be read (%1); set a key to turn the server on.</source>
-        <translation>API 키를 읽을 수 없습니다 (%1). 서버를 켜려면 키를 설정하세요.</translation>
+        <translation>API 키를 읽을 수 없습니다(%1). 서버를 켜려면 키를 설정하세요.</translation>
     </message>
     <message>
         <source>Key kept %1.</source>
-        <translation>키: %1.</translation>
+        <translation>API 키: %1.</translation>
     </message>
     <message>
         <source>The API key could not be saved: %1</source>
-        <translation>API 키를 저장하지 못했습니다: %1</translation>
+        <translation>API 키를 저장할 수 없습니다: %1</translation>
     </message>
 </context>
 <context>

@@ -54,6 +54,8 @@ class TranslationsTest : public QObject {
     QCOMPARE(QCoreApplication::translate("LiveStatus", "Reading prompt %1/%2 tokens"),
              QStringLiteral("프롬프트 읽는 중 %1/%2 토큰"));
     QCOMPARE(QCoreApplication::translate("Composer", "Send"), QStringLiteral("보내기"));  // QML
+    QCOMPARE(QCoreApplication::translate("ember::app::LocalApiServer", "Key kept %1."),
+             QStringLiteral("API 키: %1."));  // the local API server's key line
     QCOMPARE(QCoreApplication::translate("ReasoningSection", "Thought for %n s", nullptr, 3),
              QStringLiteral("3초 동안 생각함"));
   }

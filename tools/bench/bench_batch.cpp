@@ -6,7 +6,6 @@
 
 #include "bench_figures.h"
 #include "ember/error.h"
-#include "ember/engine.h"
 
 namespace ember::bench {
 namespace {
@@ -30,24 +29,25 @@ std::vector<int32_t> batchPrompt(int request, size_t vocab, uint64_t seed) {
 // one, sum of (generated - 1), the same count as the batch-1 decode rate (n-1)/(t_last-t_first).
 // The window also holds the steps where later requests still prefill next to early ones'
 // decoding; that is what chats arriving together cost, so it stays in.
-BatchRun runBatch(Engine& engine, int concurrency, int tokens, uint64_t seed) {
+BatchRun runBatch(BenchHost& engine, int concurrency, int tokens, uint64_t seed) {
   std::vector<RequestTimes> times(static_cast<size_t>(concurrency));
+  std::vector<GenerationRequest> requests;
   for (int i = 0; i < concurrency; ++i) {
     GenerationRequest r;
     r.promptTokens = batchPrompt(i, engine.vocabSize(), seed);
     r.sampling.temperature = 0;
     r.sampling.maxTokens = tokens;
     r.ignoreEndOfGeneration = true;
-    RequestTimes& t = times[static_cast<size_t>(i)];
-    engine.addRequest(std::move(r), [&t](const RequestEvent& e) {
-      if (e.kind == RequestEvent::Kind::Text && !t.firstText) t.firstText = e.time;
-      if (e.stats) {
-        t.finished = e.time;
-        t.stats = *e.stats;
-      }
-    });
+    requests.push_back(std::move(r));
   }
-  while (engine.hasWork()) engine.step();
+  // Added together, so they enter the engine's same step; event times are the engine's.
+  const std::vector<RequestStats> stats =
+      engine.runTogether(std::move(requests), [&times](size_t i, const RequestEvent& e) {
+        RequestTimes& t = times[i];
+        if (e.kind == RequestEvent::Kind::Text && !t.firstText) t.firstText = e.time;
+        if (e.kind == RequestEvent::Kind::Finished) t.finished = e.time;
+      });
+  for (size_t i = 0; i < stats.size(); ++i) times[i].stats = stats[i];
 
   std::optional<Clock::time_point> begin, end;
   double counted = 0;
@@ -117,15 +117,15 @@ int runBatchFigure(const BatchOptions& options, Reporter& reporter, bool json) {
   e.contextLength = (64 + options.tokens + 15) / 16 * 16 + 64;
   // Every repetition repeats the same prompts; without the cache each one computes them again.
   e.prefixCaching = false;
-  const auto engine = Engine::load(e);
-  runBatch(*engine, 1, 8, options.seed + 1000);  // warm-up: page faults, thread start
+  BenchHost engine(e);
+  runBatch(engine, 1, 8, options.seed + 1000);  // warm-up: page faults, thread start
 
   const size_t n = options.concurrency.size();
   std::vector<std::vector<Sample>> samples(n);
   std::vector<std::vector<double>> aggregate(n), itlP95(n);
   for (int rep = 0; rep < options.repetitions; ++rep) {  // C1 C4 C8 ... interleaved
     for (size_t c = 0; c < n; ++c) {
-      const BatchRun run = runBatch(*engine, options.concurrency[c], options.tokens, options.seed);
+      const BatchRun run = runBatch(engine, options.concurrency[c], options.tokens, options.seed);
       samples[c].push_back(
           {run.aggregateTokensPerSecond, run.ttftP50Ms, run.itlP50Ms, run.itlP95Ms});
       aggregate[c].push_back(run.aggregateTokensPerSecond);

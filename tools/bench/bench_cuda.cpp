@@ -10,9 +10,7 @@
 #include "bench_figures.h"
 #include "ember/error.h"
 #include "ember/engine.h"
-#include "gguf/gguf_file.h"
-#include "model/memory_plan.h"
-#include "model/model_config.h"
+#include "ember/model_file.h"
 
 #ifdef EMBER_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -42,19 +40,19 @@ struct ModelFacts {
 };
 
 ModelFacts readModelFacts(const std::string& path) {
-  const auto file = gguf::GgufFile::open(path);
-  const model::ModelConfig config = model::readModelConfig(*file);
+  const ModelFile file = inspectModelFile(path);
+  if (!file.configured()) throw Error("ember-bench gpu: " + file.configError);
   ModelFacts facts;
-  const bool tied = file->findTensor("output.weight") == nullptr;
-  for (const gguf::TensorInfo& t : file->tensors()) {
+  const bool tied = file.findTensor("output.weight") == nullptr;
+  for (const ModelTensor& t : file.tensors) {
     const bool embedding = t.name == "token_embd.weight";
-    if (!embedding || tied) facts.decodeReadBytes += t.byteSize;
+    if (!embedding || tied) facts.decodeReadBytes += t.bytes;
     if (t.shape.size() != 2) continue;
-    if (t.name.rfind("blk.", 0) == 0) facts.layerParameters += t.elementCount;
-    if (t.name == "output.weight" || (embedding && tied)) facts.outputParameters += t.elementCount;
+    if (t.name.rfind("blk.", 0) == 0) facts.layerParameters += t.elements;
+    if (t.name == "output.weight" || (embedding && tied)) facts.outputParameters += t.elements;
   }
-  facts.kvBytesPerToken = model::kvBytesPerToken(config);
-  facts.fileBytes = file->fileSize();
+  facts.kvBytesPerToken = file.kvBytesPerToken;
+  facts.fileBytes = file.fileBytes;
   return facts;
 }
 
@@ -74,27 +72,27 @@ GenerationRequest greedyRequest(std::vector<int32_t> prompt, int32_t generate) {
 
 // C requests added at once and stepped to the end: generated tokens after each request's first,
 // summed, over the span from the earliest first token to the latest last one (tokens/s).
-double aggregateDecode(Engine& engine, int concurrency, int promptTokens, int generate,
+double aggregateDecode(BenchHost& engine, int concurrency, int promptTokens, int generate,
                        uint64_t seed) {
   const size_t count = static_cast<size_t>(concurrency);
   std::vector<Clock::time_point> first(count), last(count);
-  std::vector<int32_t> generated(count, 0);
-  std::string failure;
+  std::vector<GenerationRequest> requests;
   for (int i = 0; i < concurrency; ++i) {
     auto prompt = syntheticPrompt(size_t(promptTokens), engine.vocabSize(), seed + uint64_t(i));
-    engine.addRequest(greedyRequest(std::move(prompt), generate), [&, i](const RequestEvent& e) {
-      const size_t k = size_t(i);
-      if (e.kind == RequestEvent::Kind::Text) {
+    requests.push_back(greedyRequest(std::move(prompt), generate));
+  }
+  // Added together, so they enter the engine's same step; event times are the engine's.
+  const std::vector<RequestStats> stats =
+      engine.runTogether(std::move(requests), [&](size_t k, const RequestEvent& e) {
+        if (e.kind != RequestEvent::Kind::Text) return;
         if (first[k] == Clock::time_point{}) first[k] = e.time;
         last[k] = e.time;
-      } else if (e.stats) {
-        generated[k] = e.stats->generatedTokens;
-        if (e.stats->finishReason == FinishReason::Error) failure = e.stats->error;
-      }
-    });
+      });
+  std::vector<int32_t> generated;
+  for (const RequestStats& s : stats) {
+    if (s.finishReason == FinishReason::Error) throw Error("batched decode failed: " + s.error);
+    generated.push_back(s.generatedTokens);
   }
-  while (engine.hasWork()) engine.step();
-  if (!failure.empty()) throw Error("batched decode failed: " + failure);
   const auto begin = *std::min_element(first.begin(), first.end());
   const auto end = *std::max_element(last.begin(), last.end());
   double tokens = 0;
@@ -109,9 +107,9 @@ std::vector<double> mapped(const std::vector<double>& v, const std::function<dou
   return out;
 }
 
-std::unique_ptr<Engine> loadCudaEngine(EngineOptions options) {
+std::unique_ptr<BenchHost> loadCudaEngine(EngineOptions options) {
   options.backend = "cuda";
-  auto engine = Engine::load(options);
+  auto engine = std::make_unique<BenchHost>(options);
   if (engine->info().backendName.rfind("cuda", 0) != 0)
     throw Error("ember-bench gpu: the engine runs on '" + engine->info().backendName +
                 "', not on CUDA");

@@ -8,20 +8,10 @@
 #include <thread>
 
 #include "ember/error.h"
-#include "runtime/sampling/rng.h"
+#include "ember/rng.h"
 
 namespace ember::bench {
 namespace {
-
-RequestStats runRequest(Engine& engine, GenerationRequest request) {
-  RequestStats stats;
-  engine.addRequest(std::move(request), [&](const RequestEvent& e) {
-    if (e.stats) stats = *e.stats;
-  });
-  while (engine.hasWork()) engine.step();
-  if (stats.finishReason == FinishReason::Error) throw Error("benchmark request failed: " + stats.error);
-  return stats;
-}
 
 GenerationRequest greedy(const std::vector<int32_t>& tokens, int32_t maxTokens) {
   GenerationRequest r;
@@ -34,13 +24,13 @@ GenerationRequest greedy(const std::vector<int32_t>& tokens, int32_t maxTokens) 
 
 }  // namespace
 
-Sample measurePrompt(Engine& engine, const std::vector<int32_t>& tokens) {
-  const RequestStats s = runRequest(engine, greedy(tokens, 1));
+Sample measurePrompt(BenchHost& engine, const std::vector<int32_t>& tokens) {
+  const RequestStats s = engine.run(greedy(tokens, 1));
   return {s.prefillTokensPerSecond, s.ttftMs, 0, 0};
 }
 
-Sample measureGeneration(Engine& engine, const std::vector<int32_t>& prompt, int32_t generate) {
-  const RequestStats s = runRequest(engine, greedy(prompt, generate));
+Sample measureGeneration(BenchHost& engine, const std::vector<int32_t>& prompt, int32_t generate) {
+  const RequestStats s = engine.run(greedy(prompt, generate));
   return {s.decodeTokensPerSecond, s.ttftMs, percentile(s.interTokenMs, 50),
           percentile(s.interTokenMs, 95)};
 }

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "ember/engine.h"
+#include "bench_host.h"
 
 namespace ember::bench {
 
@@ -17,9 +17,9 @@ struct Sample {
 };
 
 // Prompt processing: tokens/s for a prompt of `tokens.size()` tokens (one generated token).
-Sample measurePrompt(Engine& engine, const std::vector<int32_t>& tokens);
+Sample measurePrompt(BenchHost& engine, const std::vector<int32_t>& tokens);
 // Text generation: decode tokens/s for `generate` tokens after the prompt is in the cache.
-Sample measureGeneration(Engine& engine, const std::vector<int32_t>& prompt, int32_t generate);
+Sample measureGeneration(BenchHost& engine, const std::vector<int32_t>& prompt, int32_t generate);
 // Streaming read bandwidth over a buffer much larger than the last-level cache, GB/s.
 double probeReadBandwidth(int threads, size_t bytes = size_t(1) << 30);
 

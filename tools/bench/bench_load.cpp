@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,6 @@
 
 #include "bench_figures.h"
 #include "bench_report.h"
-#include "ember/engine.h"
 #include "ember/error.h"
 
 namespace ember::bench {
@@ -64,7 +64,7 @@ int runLoadFigure(const LoadOptions& options, bool json) {
   e.contextLength = options.contextLength;
   e.maxSequences = 1;
   const auto t0 = Clock::now();
-  const auto engine = Engine::load(e);
+  const auto engine = std::make_unique<BenchHost>(e);
   const double loadMs = msSince(t0);
   measurePrompt(*engine, syntheticPrompt(1, engine->vocabSize(), options.seed));
   const double firstTokenMs = msSince(t0);
@@ -93,7 +93,7 @@ int runLoadFigure(const LoadOptions& options, bool json) {
   if (json) {
     std::printf("%s\n", row.dump().c_str());
   } else {
-    std::printf("load: %.0f ms to the first token possible (Engine::load %.0f ms), limit %.0f ms "
+    std::printf("load: %.0f ms to the first token possible (EngineHost::load %.0f ms), limit %.0f ms "
                 "(%.0f MB at %.2f GB/s): %.1fx\n",
                 firstTokenMs, loadMs, limitMs, double(fileBytes) / 1e6, readGbps,
                 firstTokenMs / limitMs);

@@ -1,6 +1,6 @@
 #pragma once
 // ember-bench load: the load and memory figures of one fresh process: time from the start of
-// Engine::load to the first token possible (the model loaded and one 1-token prompt computed),
+// the load (EngineHost::load) to the first token possible (the model loaded and one 1-token prompt computed),
 // against the file size / the read bandwidth of that file probed in the same run; then the peak resident memory after a 512-token prompt, beside the
 // KV pool the engine allocated. One repetition per process: the caller starts it again.
 #include <cstdint>

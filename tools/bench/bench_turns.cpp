@@ -7,7 +7,7 @@
 #include "bench_batch.h"
 #include "bench_figures.h"
 #include "ember/error.h"
-#include "ember/engine.h"
+#include "bench_host.h"
 
 namespace ember::bench {
 namespace {
@@ -35,15 +35,8 @@ GenerationRequest firstTokenOnly() {
   return r;
 }
 
-RequestStats runToEnd(Engine& engine, GenerationRequest request) {
-  RequestStats stats;
-  engine.addRequest(std::move(request), [&](const RequestEvent& e) {
-    if (e.stats) stats = *e.stats;
-  });
-  while (engine.hasWork()) engine.step();
-  if (stats.finishReason == FinishReason::Error)
-    throw Error("ttft-turns request failed: " + stats.error);
-  return stats;
+RequestStats runToEnd(BenchHost& engine, GenerationRequest request) {
+  return engine.run(std::move(request), "ttft-turns request");
 }
 
 // TTFT as the engine measures it (submission, template rendering included, to the first text
@@ -51,15 +44,15 @@ RequestStats runToEnd(Engine& engine, GenerationRequest request) {
 // time, which ends at that token, is then the same moment.
 double firstTokenMs(const RequestStats& s) { return s.ttftMs > 0 ? s.ttftMs : s.totalMs; }
 
-std::unique_ptr<Engine> loadEngine(const TurnsOptions& o, bool prefixCaching,
-                                   size_t longestPrompt) {
+std::unique_ptr<BenchHost> loadEngine(const TurnsOptions& o, bool prefixCaching,
+                                      size_t longestPrompt) {
   EngineOptions e;
   e.modelPath = o.modelPath;
   e.threads = o.threads;
   e.kernels = o.kernels;
   e.maxSequences = 1;
   e.prefixCaching = prefixCaching;
-  auto engine = Engine::load(e);
+  auto engine = std::make_unique<BenchHost>(e);
   if (longestPrompt + 1 > static_cast<size_t>(engine->info().contextLength))
     throw Error("the replayed chat needs " + std::to_string(longestPrompt + 1) +
                 " tokens of context; the engine has " +
@@ -71,7 +64,7 @@ std::unique_ptr<Engine> loadEngine(const TurnsOptions& o, bool prefixCaching,
   return engine;
 }
 
-std::vector<TurnStats> replayChat(Engine& engine, const ReplayedChat& replay) {
+std::vector<TurnStats> replayChat(BenchHost& engine, const ReplayedChat& replay) {
   std::vector<TurnStats> turns;
   for (int t = 0; t < kTurns; ++t) {
     GenerationRequest r = firstTokenOnly();
@@ -92,7 +85,7 @@ std::vector<TurnStats> replayChat(Engine& engine, const ReplayedChat& replay) {
 // prompt; all of turn 1). It computes as many positions as a perfect cache, but attends over
 // none of the history and renders no conversation, so it is a slight lower bound on any cache.
 // (Scaling the cold TTFT by new/prompt tokens was the alternative; it would hide fixed costs.)
-std::vector<double> idealTurns(Engine& coldEngine, const std::vector<size_t>& newTokens,
+std::vector<double> idealTurns(BenchHost& coldEngine, const std::vector<size_t>& newTokens,
                                const ReplayedChat& replay) {
   std::vector<double> ms;
   for (int t = 0; t < kTurns; ++t) {

@@ -1,15 +1,11 @@
 // The synthetic chat that ttft-turns replays, and its prompts as the engine tokenizes them.
 #include <array>
-#include <climits>
 #include <fstream>
 
 #include "bench_turns.h"
-#include "chat/template_resolver.h"
 #include "ember/error.h"
-#include "gguf/gguf_file.h"
-#include "runtime/engine/prompt_builder.h"
-#include "runtime/sampling/rng.h"
-#include "tokenizer/tokenizer.h"
+#include "ember/prompt_formatter.h"
+#include "ember/rng.h"
 
 namespace ember::bench {
 namespace {
@@ -111,18 +107,16 @@ size_t commonPrefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b
 }
 
 ReplayedChat buildReplayedChat(const std::string& modelPath, int turns, uint64_t seed) {
-  const auto file = gguf::GgufFile::open(modelPath);
-  const auto tokenizer = Tokenizer::fromGguf(*file);
-  const chat::ResolvedTemplate chatTemplate = chat::resolveChatTemplate(*file);
+  const auto formatter = PromptFormatter::open(modelPath);
   ReplayedChat replay;
   replay.chat = makeSyntheticChat(turns, 150, 60, seed, [&](const std::string& text) {
-    return tokenizer->encode(text, false).size();
+    return formatter->encodeText(text).size();
   });
   for (int t = 0; t < turns; ++t) {
     GenerationRequest request;
     request.messages = turnMessages(replay.chat, t);
     // The same builder Engine::addRequest uses; no context limit here (the caller checks).
-    replay.prompts.push_back(buildPrompt(request, chatTemplate, *tokenizer, INT32_MAX).tokens);
+    replay.prompts.push_back(formatter->promptTokens(request));
   }
   return replay;
 }

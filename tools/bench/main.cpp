@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -102,7 +103,7 @@ int run(const std::vector<std::string>& raw) {
   options.kernels = kernels;
   options.contextLength = 2560;
   options.maxSequences = 1;
-  const auto engine = Engine::load(options);
+  const auto engine = std::make_unique<bench::BenchHost>(options);
   const std::string sha = bench::fileSha256(options.modelPath);
   if (figure == "tokens") {
     const size_t count = std::stoul(args.value("--count").value_or("512"));

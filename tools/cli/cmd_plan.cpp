@@ -9,14 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/backend_factory.h"
 #include "cli_args.h"
-#include "ember/error.h"
+#include "ember/devices.h"
 #include "ember/engine.h"
-#include "gguf/gguf_file.h"
-#include "model/memory_plan.h"
-#include "model/model_config.h"
-
+#include "ember/error.h"
+#include "ember/memory_plan.h"
+#include "ember/model_file.h"
 
 namespace ember::cli {
 namespace {
@@ -30,7 +28,7 @@ T positiveNumber(const std::string& name, const std::string& text) {
   return value;
 }
 
-// Free memory where the model would load (backend_factory.h): the CUDA device's, else RAM's.
+// Free memory where the model would load (ember/devices.h): the CUDA device's, else RAM's.
 FreeMemory freeMemoryFor(const std::string& backend) {
   if (backend == "cuda" && !cudaUnavailableReason().empty())
     throw Error("--backend cuda: " + cudaUnavailableReason());
@@ -47,29 +45,28 @@ int runPlan(const Args& raw) {
   const std::string backend = args.value("--backend").value_or("auto");
   if (backend != "auto" && backend != "cpu" && backend != "cuda")
     throw Error("--backend must be auto, cpu or cuda");
-  const auto file = gguf::GgufFile::open(args.required("--model"));
-  const model::ModelConfig config = model::readModelConfig(*file);
+  const ModelFile file = inspectModelFile(args.required("--model"));
+  if (!file.configured()) throw Error(file.configError);
 
-  model::MemoryPlanInput input;
-  input.contextLength = std::min(config.contextLength, EngineOptions::kDefaultContext);
+  MemoryPlanInput input;
+  input.contextLength = std::min(file.configContext, EngineOptions::kDefaultContext);
   if (auto v = args.value("--context")) input.contextLength = positiveNumber<int32_t>("--context", *v);
   input.sequences = EngineOptions{}.maxSequences;
   if (auto v = args.value("--sequences")) input.sequences = positiveNumber<int32_t>("--sequences", *v);
-  input.weightBytes = model::weightBytes(*file);
-  input.kvBytesPerToken = model::kvBytesPerToken(config);
-  input.workspaceBytes = model::estimateWorkspaceBytes(config, EngineOptions{}.stepTokenBudget,
-                                                       input.sequences);
+  input.weightBytes = file.weightBytes;
+  input.kvBytesPerToken = file.kvBytesPerToken;
+  input.workspaceBytes = file.workspaceBytes(EngineOptions{}.stepTokenBudget, input.sequences);
   FreeMemory free;
   if (auto v = args.value("--available-bytes"))
     free = {positiveNumber<uint64_t>("--available-bytes", *v), "--available-bytes"};
   else
     free = freeMemoryFor(backend);
   input.availableBytes = free.bytes;
-  const model::MemoryPlan plan = model::planMemory(input);
+  const MemoryPlan plan = planMemory(input);
 
   if (args.flag("--json")) {
     nlohmann::ordered_json j;
-    j["model"] = file->path();
+    j["model"] = file.path;
     j["context_length"] = input.contextLength;
     j["sequences"] = input.sequences;
     j["kv_bytes_per_token"] = input.kvBytesPerToken;
@@ -85,7 +82,7 @@ int runPlan(const Args& raw) {
     j["message"] = plan.message;
     std::printf("%s\n", j.dump(2).c_str());
   } else {
-    std::printf("%s\n", config.describe().c_str());
+    std::printf("%s\n", file.description.c_str());
     std::printf("KV cache: %llu bytes per token; free memory from %s\n",
                 static_cast<unsigned long long>(input.kvBytesPerToken), free.where.c_str());
     std::printf("%s: %s\n", plan.fits ? "fits" : "does not fit", plan.message.c_str());

@@ -94,10 +94,14 @@ void repackCpuWeights(CpuWeights& w, ThreadPool& pool, bool kQuants, bool releas
                       const PrepareProgress& progress) {
   auto repack = [&](WeightMatrix& m) {
     if (m.data == nullptr || m.repacked != nullptr || !isRepackable(m.type)) return;
+    // Q4_K with 8k rows repacks without loss (the reference kernels' bits) in both modes; the
+    // other K-quants only for "approx".
+    const bool exactQ4K = isExactQ4KRepackable(m);
     const bool kQuant = m.type == gguf::GgmlType::Q4_K || m.type == gguf::GgmlType::Q5_K ||
                         m.type == gguf::GgmlType::Q6_K;
-    if (kQuant && !kQuants) return;
-    std::unique_ptr<RepackedMatrix> r = repackMatrix(m, pool, releaseFilePages);
+    if (kQuant && !exactQ4K && !kQuants) return;
+    std::unique_ptr<RepackedMatrix> r = exactQ4K ? repackQ4KExact(m, pool, releaseFilePages)
+                                                 : repackMatrix(m, pool, releaseFilePages);
     if (!r) return;
     m.repacked = r.get();
     w.repackedBytes += r->bytes();

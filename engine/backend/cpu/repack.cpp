@@ -231,9 +231,77 @@ std::unique_ptr<RepackedMatrix> repackMatrix(const WeightMatrix& w, ThreadPool& 
   return m;
 }
 
+bool isExactQ4KRepackable(const WeightMatrix& w) {
+  return w.type == GgmlType::Q4_K && w.data != nullptr && w.rows % kRepackRowMultiple == 0 &&
+         w.cols % kSuperBlock == 0 && fastSimdLevel() == SimdLevel::Avx512Vnni;
+}
+
+std::unique_ptr<RepackedMatrix> repackQ4KExact(const WeightMatrix& w, ThreadPool& pool,
+                                               bool releaseSource) {
+  if (!isExactQ4KRepackable(w)) return nullptr;
+  auto m = std::make_unique<RepackedMatrix>();
+  m->layout = RepackedLayout::NibbleK;
+  m->rows = w.rows;
+  m->cols = w.cols;
+  m->groups = (w.rows + kRepackGroupRows - 1) / kRepackGroupRows;
+  m->blocks = w.cols / kSuperBlock;
+  m->blockBytes = kNibbleKBytes;
+  m->quantBytes = kNibbleKScales;
+  m->hasMin = false;  // minBits is for the other layouts; NibbleK keeps its own mins
+  auto* raw = static_cast<uint8_t*>(std::aligned_alloc(64, m->bytes()));
+  if (raw == nullptr) throw std::bad_alloc();
+  m->storage = {raw, freeAligned};
+  std::memset(raw, 0, m->bytes());  // padding rows: zero weights, scales and mins
+  for (int64_t c0 = 0; c0 < m->groups; c0 += kChunkGroups) {
+    const int64_t c1 = std::min(m->groups, c0 + kChunkGroups);
+    pool.parallelFor(c1 - c0, 1, [&](int64_t g0, int64_t g1, int) {
+      for (int64_t g = c0 + g0; g < c0 + g1; ++g)
+        for (int r = 0; r < kRepackGroupRows && g * kRepackGroupRows + r < w.rows; ++r) {
+          const auto* src = reinterpret_cast<const BlockQ4_K*>(
+              w.data + size_t(g * kRepackGroupRows + r) * w.rowBytes);
+          for (int64_t b = 0; b < m->blocks; ++b) {
+            uint8_t* blk = raw + (size_t(g) * size_t(m->blocks) + size_t(b)) * kNibbleKBytes;
+            const BlockQ4_K& q = src[b];
+            for (int j = 0; j < 4; ++j)
+              for (int k = 0; k < 8; ++k)
+                std::memcpy(blk + 64 * (8 * j + k) + 4 * r, q.qs + 32 * j + 4 * k, 4);
+            const ScalesMins sm = unpackScalesMins(q.scales);
+            for (int s = 0; s < 8; ++s) {
+              blk[kNibbleKScales + 16 * s + r] = sm.scale[s];
+              blk[kNibbleKMins + 32 * (s / 2) + 2 * r + s % 2] = sm.min[s];
+            }
+            std::memcpy(blk + kNibbleKD + 2 * r, &q.d, 2);
+            std::memcpy(blk + kNibbleKDmin + 2 * r, &q.dmin, 2);
+          }
+        }
+    });
+    if (releaseSource) {
+      const int64_t r0 = c0 * kRepackGroupRows, r1 = std::min(w.rows, c1 * kRepackGroupRows);
+      releasePages(w.data + size_t(r0) * w.rowBytes, size_t(r1 - r0) * w.rowBytes);
+    }
+  }
+  return m;
+}
+
 void dequantizeRepackedRow(const RepackedMatrix& m, int64_t row, float* out) {
   const int64_t g = row / kRepackGroupRows;
   const int r = int(row % kRepackGroupRows);
+  if (m.layout == RepackedLayout::NibbleK) {  // as the source's dequantization computes it
+    for (int64_t b = 0; b < m.blocks; ++b) {
+      const uint8_t* blk = m.block(g, b);
+      const float d = fp16ToFloat(loadU16(blk + kNibbleKD + 2 * r));
+      const float dmin = fp16ToFloat(loadU16(blk + kNibbleKDmin + 2 * r));
+      for (int e = 0; e < 256; ++e) {
+        const int j = e / 64, s = e / 32, k = (e % 32) / 4, i = e % 4;
+        const uint8_t byte = blk[64 * (8 * j + k) + 4 * r + i];
+        const int q = s % 2 ? byte >> 4 : byte & 0x0f;
+        const float scale = d * float(blk[kNibbleKScales + 16 * s + r]);
+        const float mn = dmin * float(blk[kNibbleKMins + 32 * j + 2 * r + s % 2]);
+        out[256 * b + e] = scale * float(q) - mn;
+      }
+    }
+    return;
+  }
   for (int64_t b = 0; b < m.blocks; ++b) {
     const uint8_t* block = m.block(g, b);
     const float d = fp16ToFloat(loadU16(block + m.quantBytes + 2 * r));

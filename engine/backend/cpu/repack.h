@@ -30,6 +30,14 @@
 //   Q6_K  Int8     each 32 dequantized values requantized: d = f16(amax / 127), q = round(v / d)
 // (the K-quant scales lose at most 2^-11 relatively in f16; Q6_K's requantization adds at most
 // d / 2 per weight). F32, F16 and BF16 are not repacked: they keep the reference kernels.
+//
+// NibbleK (Q4_K without loss, repackQ4KExact): a block is a whole super-block of 256 elements,
+// 2368 bytes per 16 rows (the source's 2304 plus the 6-bit scales and mins unpacked to bytes):
+//   u8 packed[4][8][16][4] | u8 scale[8][16] | u8 min[4][16][2] | f16 d[16] | f16 dmin[16]
+//       packed[j][k][r][i] = byte 32 j + 4 k + i of row r's qs: its low nibble is element
+//       64 j + 4 k + i (sub-block 2 j), its high nibble element 64 j + 32 + 4 k + i (2 j + 1);
+//       min[j][r] = {min of sub-block 2 j, min of sub-block 2 j + 1} of row r
+// and the weight is d * scale[s] * q - dmin * min[s], as in the source.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -42,17 +50,20 @@ namespace ember::cpu {
 class ThreadPool;
 struct WeightMatrix;
 
-enum class RepackedLayout { Nibble4, Int8, Nibble5 };
+enum class RepackedLayout { Nibble4, Int8, Nibble5, NibbleK };
 
 constexpr int64_t kRepackGroupRows = 16;
 constexpr int64_t kRepackBlock = 32;
+// Byte offsets inside a NibbleK block.
+constexpr size_t kNibbleKScales = 2048, kNibbleKMins = 2176, kNibbleKD = 2304,
+                 kNibbleKDmin = 2336, kNibbleKBytes = 2368;
 
 struct RepackedMatrix {
   RepackedLayout layout = RepackedLayout::Nibble4;
   int64_t rows = 0;  // the source's, without the padding
   int64_t cols = 0;
   int64_t groups = 0;       // ceil(rows / 16)
-  int64_t blocks = 0;       // cols / 32
+  int64_t blocks = 0;       // cols / 32 (NibbleK: cols / 256)
   size_t blockBytes = 0;    // see the layouts above
   size_t quantBytes = 0;    // 256, 512 or 320: the f16 d follow, then the f16 m (hasMin)
   int quantOffset = 0;      // subtracted from every q (Q5_0: 16)
@@ -90,6 +101,14 @@ bool isRepackable(gguf::GgmlType type);
 // read-only file mapping only (a later read faults the pages in again from the file).
 std::unique_ptr<RepackedMatrix> repackMatrix(const WeightMatrix& w, ThreadPool& pool,
                                              bool releaseSource = false);
+
+// Q4_K matrices whose row count is a multiple of 8 (those whose reference kernels follow
+// llama.cpp's repacked order, which the NibbleK kernels reproduce) and whose fast SIMD level has
+// NibbleK kernels (AVX-512 VNNI; elsewhere they keep the reference kernels).
+bool isExactQ4KRepackable(const WeightMatrix& w);
+// Repacks such a matrix into NibbleK (lossless; see above); null for any other matrix.
+std::unique_ptr<RepackedMatrix> repackQ4KExact(const WeightMatrix& w, ThreadPool& pool,
+                                               bool releaseSource = false);
 
 // Row `row` of a repacked matrix as float32 (cols values): d * q + m per weight, in float.
 void dequantizeRepackedRow(const RepackedMatrix& m, int64_t row, float* out);

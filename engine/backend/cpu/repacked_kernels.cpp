@@ -88,10 +88,62 @@ void dotScalarLanes(const RepackedTask& task) {
   }
 }
 
+// NibbleK (repacked_kernels.h): the reference Q4_K kernels' integer sums and float steps.
+void dotScalarNibbleK(const RepackedTask& task) {
+  const RepackedMatrix& m = *task.m;
+  for (int64_t g = task.group0; g < task.group1; ++g) {
+    const int rows = int(std::min<int64_t>(kRepackGroupRows, m.rows - g * kRepackGroupRows));
+    for (int64_t t = 0; t < task.tokens; ++t) {
+      const quant::Q8xKRow xr = quant::q8xKRow(task.x + size_t(t) * task.xStride, m.cols);
+      const bool grouped = t < task.groupedTokens;
+      float* y = task.y + t * task.yStride + g * kRepackGroupRows;
+      for (int r = 0; r < rows; ++r) {
+        float acc = 0.0f, accMin = 0.0f;
+        for (int64_t b = 0; b < m.blocks; ++b) {
+          const uint8_t* blk = m.block(g, b);
+          const int8_t* xq = xr.qs + 256 * b;
+          const int16_t* bs = xr.bsums + 16 * b;
+          const float xd = xr.d[b];
+          const float scale = quant::fp16ToFloat(quant::loadU16(blk + kNibbleKD + 2 * r)) * xd;
+          const float scaleMin =
+              quant::fp16ToFloat(quant::loadU16(blk + kNibbleKDmin + 2 * r)) * xd;
+          int32_t sumAll = 0, minAll = 0;
+          for (int c = 0; c < 4; ++c) {
+            int32_t chunk = 0, chunkMin = 0;
+            for (int h = 0; h < 2; ++h) {
+              const int s = 2 * c + h;
+              int32_t dot = 0;
+              for (int k = 0; k < 8; ++k)
+                for (int i = 0; i < 4; ++i) {
+                  const uint8_t byte = blk[64 * (8 * c + k) + 4 * r + i];
+                  dot += (h ? byte >> 4 : byte & 0x0f) * xq[64 * c + 32 * h + 4 * k + i];
+                }
+              chunk += int32_t(blk[kNibbleKScales + 16 * s + r]) * dot;
+              chunkMin += int32_t(blk[kNibbleKMins + 32 * c + 2 * r + h]) *
+                          (int32_t(bs[2 * s]) + int32_t(bs[2 * s + 1]));
+            }
+            if (grouped) {
+              acc = std::fma(float(chunk), scale, acc);
+              accMin = std::fma(float(chunkMin), scaleMin, accMin);
+            }
+            sumAll += chunk, minAll += chunkMin;
+          }
+          if (!grouped) {
+            acc = std::fma(float(sumAll), scale, acc);
+            accMin = std::fma(float(minAll), scaleMin, accMin);
+          }
+        }
+        y[r] = acc - accMin;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 RepackedDotFn repackedKernelScalar(const RepackedMatrix& m) {
   using L = RepackedLayout;
+  if (m.layout == L::NibbleK) return dotScalarNibbleK;
   if (m.llamaLanes)
     return m.layout == L::Nibble4   ? dotScalarLanes<L::Nibble4>
            : m.layout == L::Nibble5 ? dotScalarLanes<L::Nibble5>

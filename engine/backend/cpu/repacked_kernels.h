@@ -8,6 +8,14 @@
 // acc = fma(m_r, s, acc), so the levels agree bit for bit. Matrices with llamaLanes sum in
 // llama.cpp's order instead (x86_repacked_lanes.h), also the same at every level.
 //
+// NibbleK (lossless Q4_K) runs on Q8xK activation rows instead and follows the float order of
+// the reference Q4_K kernels (quant/x86_dot_q4k_llama_order.h), so it gives their bits:
+//   I_c = scale[2c] dot(q, x)_{2c} + scale[2c+1] dot(q, x)_{2c+1}
+//   M_c = min[2c] (bsum[4c] + bsum[4c+1]) + min[2c+1] (bsum[4c+2] + bsum[4c+3])   (exact)
+//   grouped tokens, per chunk c = 0..3: acc = fma(float(I_c), d xd, acc),
+//                                      accMin = fma(float(M_c), dmin xd, accMin)
+//   other tokens, once per super-block with I = sum I_c and M = sum M_c;  y = acc - accMin.
+//
 // A task covers row groups [group0, group1) and `tokens` activation rows. The kernels walk the
 // tokens in tiles of up to kRepackTokenTile: the unpacked weights of a block stay in registers
 // for all tokens of a tile (1 token: decode; 2-8: batched decode; prompts loop the tiles).
@@ -29,6 +37,9 @@ struct RepackedTask {
   int64_t tokens;
   float* y;  // (tokens, yStride), row r of token t at y[t * yStride + r]
   int64_t yStride;
+  // NibbleK only (Q8xK rows): the leading tokens that take llama.cpp's order for tokens run in
+  // groups of 4 (4 float steps per super-block); the others take its one-token order.
+  int64_t groupedTokens = 0;
 };
 using RepackedDotFn = void (*)(const RepackedTask&);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "backend/cpu/quant/kernels.h"
 #include "backend/cpu/repacked_kernels.h"
@@ -31,6 +32,19 @@ void repackedMatmulShared(ThreadPool& pool, std::span<const MatmulTarget> target
     throw Error("matmulShared: at most " + std::to_string(kMaxSharedTargets) + " matrices");
   const SimdLevel level = fastSimdLevel();
   const int64_t cols = targets[0].w->cols;
+  // NibbleK reads Q8xK activations, the other layouts Q8x32: a mix runs as separate products
+  // from a copy of x (a y may alias it).
+  auto readsQ8xK = [](const MatmulTarget& t) {
+    return t.w->repacked != nullptr && t.w->repacked->layout == RepackedLayout::NibbleK;
+  };
+  const bool q8xK = readsQ8xK(targets[0]);
+  for (const MatmulTarget& t : targets)
+    if (readsQ8xK(t) != q8xK) {
+      std::vector<float> copy(x, x + n * cols);
+      for (const MatmulTarget& one : targets)
+        repackedMatmulShared(pool, {&one, 1}, copy.data(), n, scratch);
+      return;
+    }
   Piece pieces[kMaxSharedTargets];
   int64_t totalGroups = 0;
   size_t totalBytes = 0;
@@ -46,12 +60,14 @@ void repackedMatmulShared(ThreadPool& pool, std::span<const MatmulTarget> target
   }
 
   // (n, stride) Q8x32 rows, 64-byte aligned; written before any y (x may alias y).
-  const size_t stride = quant::activationRowBytes(quant::ActivationFormat::Q8x32, cols);
+  const size_t stride = quant::activationRowBytes(
+      q8xK ? quant::ActivationFormat::Q8xK : quant::ActivationFormat::Q8x32, cols);
   if (scratch.repackedX.size() < size_t(n) * stride + 64)
     scratch.repackedX.resize(size_t(n) * stride + 64);
   uint8_t* base = scratch.repackedX.data();
   base += (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64;
-  const quant::PrepareFn prepare = quant::kernelsFor(gguf::GgmlType::Q8_0, level)->prepare;
+  const quant::PrepareFn prepare =
+      quant::kernelsFor(q8xK ? gguf::GgmlType::Q4_K : gguf::GgmlType::Q8_0, level)->prepare;
   auto prepareTokens = [&](int64_t b, int64_t e, int) {
     for (int64_t t = b; t < e; ++t) prepare(x + t * cols, cols, base + size_t(t) * stride);
   };
@@ -66,6 +82,7 @@ void repackedMatmulShared(ThreadPool& pool, std::span<const MatmulTarget> target
           : std::max<int64_t>(kRepackTokenTile, int64_t(kTokenTileBytes / stride) /
                                                     kRepackTokenTile * kRepackTokenTile);
   const int64_t grain = n == 1 && totalBytes < kParallelMinBytes ? totalGroups : 1;
+  const int64_t groupedTokens = quant::repackedGroupTokens(n);  // NibbleK's order split
   pool.parallelFor(totalGroups, grain, [&](int64_t b, int64_t e, int) {
     for (int64_t t0 = 0; t0 < n; t0 += tokenTile) {
       const int64_t tokens = std::min(tokenTile, n - t0);
@@ -75,7 +92,7 @@ void repackedMatmulShared(ThreadPool& pool, std::span<const MatmulTarget> target
         const int64_t g1 = std::min(e, p.firstGroup + p.m->groups) - p.firstGroup;
         if (g0 >= g1) continue;
         p.dot({p.m, g0, g1, base + size_t(t0) * stride, stride, tokens, p.y + t0 * p.m->rows,
-               p.m->rows});
+               p.m->rows, std::clamp<int64_t>(groupedTokens - t0, 0, tokens)});
       }
     }
   });

@@ -195,12 +195,20 @@ void runRepacked(const RepackedTask& task) {
 }  // namespace ember::cpu
 
 #include "backend/cpu/x86_repacked_lanes.h"
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#include "backend/cpu/x86_repacked_q4k.h"
+#endif
 
 namespace ember::cpu {
 namespace {
 
 RepackedDotFn x86RepackedKernel(const RepackedMatrix& m) {
   using L = RepackedLayout;
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+  if (m.layout == L::NibbleK) return runNibbleK;
+#else
+  if (m.layout == L::NibbleK) return nullptr;  // AVX2 has no NibbleK kernel: the scalar one
+#endif
   if (m.llamaLanes || m.layout == L::Nibble5) return x86LaneKernel(m);  // Nibble5: lanes only
   if (m.layout == L::Nibble4)
     return m.roundedMinSum ? runRepacked<L::Nibble4, true> : runRepacked<L::Nibble4, false>;

@@ -1,5 +1,7 @@
 #include "backend/cuda/cuda_weights.h"
 
+#include "gguf/fp16.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -11,21 +13,6 @@ namespace ember::cuda {
 namespace {
 
 using gguf::GgmlType;
-
-// IEEE half -> float (for the rare 1-D tensor a file stores in F16).
-float halfToFloat(uint16_t h) {
-  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1fu;
-  const uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24
-    const float magnitude = std::ldexp(float(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  const uint32_t bits =
-      exponent == 0x1f ? sign | 0x7f800000u | (mantissa << 13)
-                       : sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
-  return std::bit_cast<float>(bits);
-}
 
 // A 1-D tensor as float32 on the host.
 std::vector<float> vectorAsFloat(const gguf::TensorInfo& t) {
@@ -39,7 +26,7 @@ std::vector<float> vectorAsFloat(const gguf::TensorInfo& t) {
       for (size_t i = 0; i < out.size(); ++i) {
         uint16_t h;
         std::memcpy(&h, src + 2 * i, 2);
-        out[i] = halfToFloat(h);
+        out[i] = gguf::fp16ToFloat(h);
       }
       break;
     case GgmlType::BF16:

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ember/engine.h"
 #include "ember/generator.h"
@@ -26,6 +27,11 @@ class EngineHost : public Generator {
   void unload();
 
   RequestId submit(GenerationRequest request, EventSink sink) override;
+  // Submits requests[i] with sinks[i] at once: every request is checked first (the first bad one
+  // throws and none is queued), then all are queued together, so the engine thread adds them
+  // before the same step, as requests arriving together would be (the batch benchmarks).
+  std::vector<RequestId> submitAll(std::vector<GenerationRequest> requests,
+                                   std::vector<EventSink> sinks);
   void abort(RequestId id) override;
   std::vector<GeneratorModel> models() const override;
   GeneratorStatus status() const override;

@@ -71,6 +71,9 @@ struct RequestStats {
   double ttftMs = 0;           // submission to the first text piece handed to the consumer
   double decodeTokensPerSecond = 0;  // (generated - 1) / (last token - first token)
   double totalMs = 0;
+  // EngineHost only: submit() to the engine thread taking the request (the hand-off), already
+  // counted in queueWaitMs, ttftMs (when set) and totalMs.
+  double hostDelayMs = 0;
   std::vector<double> interTokenMs;  // gap before each text piece after the first
   int32_t promptTokens = 0;
   int32_t cachedPromptTokens = 0;  // prompt tokens whose KV was reused (prefix caching)

@@ -161,6 +161,7 @@ void EngineHost::Impl::deliver(RequestId hostId, const RequestEvent& event) {
   stats.queueWaitMs += delay;
   if (stats.ttftMs > 0) stats.ttftMs += delay;
   stats.totalMs += delay;
+  stats.hostDelayMs = delay;
   copy.stats = &stats;
   EventSink sink = std::move(it->second.sink);
   byEngineId.erase(it->second.engineId);
@@ -285,34 +286,62 @@ void EngineHost::unload() {
   });
 }
 
-RequestId EngineHost::submit(GenerationRequest request, EventSink sink) {
-  Impl& d = *impl_;
+namespace {
+
+// What submit() checks on the caller's thread, under the host's lock: a model, its name, the
+// sampling settings and a prompt. Throws ember::Error.
+void checkSubmission(const GenerationRequest& request, const EventSink& sink, bool stopping,
+                     const std::optional<GeneratorModel>& model, GeneratorStatus::State state,
+                     size_t vocabSize) {
   if (!sink) throw Error("a request needs an event sink");
   const bool hasPrompt = request.prompt || request.promptTokens ||
                          (request.messages.is_array() && !request.messages.empty());
   if (!hasPrompt) throw Error("the request has no messages and no prompt");
-  RequestId id = 0;
+  if (stopping) throw Error("shutting down");
+  if (!model)
+    throw Error(state == GeneratorStatus::State::Loading ? "a model is loading"
+                                                          : "no model is loaded");
+  if (!request.model.empty() && request.model != model->id)
+    throw Error("unknown model \"" + request.model + "\" (this engine has \"" + model->id +
+                "\")");
+  validate(request.sampling, vocabSize, model->contextLength);
+  if (request.logprobs && (request.topLogprobs < 0 || request.topLogprobs > kMaxTopLogprobs))
+    throw Error("top_logprobs must be between 0 and " + std::to_string(kMaxTopLogprobs) +
+                ", got " + std::to_string(request.topLogprobs));
+}
+
+}  // namespace
+
+RequestId EngineHost::submit(GenerationRequest request, EventSink sink) {
+  std::vector<GenerationRequest> requests;
+  requests.push_back(std::move(request));
+  std::vector<EventSink> sinks;
+  sinks.push_back(std::move(sink));
+  return submitAll(std::move(requests), std::move(sinks)).front();
+}
+
+std::vector<RequestId> EngineHost::submitAll(std::vector<GenerationRequest> requests,
+                                             std::vector<EventSink> sinks) {
+  Impl& d = *impl_;
+  if (requests.size() != sinks.size())
+    throw Error("submitAll needs one event sink per request");
+  if (requests.empty()) return {};
+  std::vector<RequestId> ids;
   {
     std::lock_guard lock(d.mutex);
-    if (d.stopping) throw Error("shutting down");
-    if (!d.model) {
-      throw Error(d.snapshot.state == GeneratorStatus::State::Loading ? "a model is loading"
-                                                                       : "no model is loaded");
+    for (size_t i = 0; i < requests.size(); ++i)
+      checkSubmission(requests[i], sinks[i], d.stopping, d.model, d.snapshot.state, d.vocabSize);
+    const auto now = Clock::now();
+    for (size_t i = 0; i < requests.size(); ++i) {
+      const RequestId id = d.nextId++;
+      ids.push_back(id);
+      d.commands.push_back(SubmitCommand{id, std::move(requests[i]), std::move(sinks[i]), now});
+      ++d.queuedSubmits;
+      ++d.snapshot.waiting;
     }
-    if (!request.model.empty() && request.model != d.model->id)
-      throw Error("unknown model \"" + request.model + "\" (this engine has \"" + d.model->id +
-                  "\")");
-    validate(request.sampling, d.vocabSize, d.model->contextLength);
-    if (request.logprobs && (request.topLogprobs < 0 || request.topLogprobs > kMaxTopLogprobs))
-      throw Error("top_logprobs must be between 0 and " + std::to_string(kMaxTopLogprobs) +
-                  ", got " + std::to_string(request.topLogprobs));
-    id = d.nextId++;
-    d.commands.push_back(SubmitCommand{id, std::move(request), std::move(sink), Clock::now()});
-    ++d.queuedSubmits;
-    ++d.snapshot.waiting;
   }
   d.wake.notify_one();
-  return id;
+  return ids;
 }
 
 void EngineHost::abort(RequestId id) {

@@ -1,4 +1,4 @@
-#include "runtime/sampling/rng.h"
+#include "ember/rng.h"
 
 #include <bit>
 #include <chrono>

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "runtime/sampling/candidates.h"
-#include "runtime/sampling/rng.h"
+#include "ember/rng.h"
 #include "ember/sampling_params.h"
 
 namespace ember {

@@ -18,6 +18,7 @@
 #include "controller/app_controller.h"
 #include "gguf/gguf_file.h"
 #include "model/memory_plan.h"
+#include "model/model_config.h"
 #include "models/conversation_list_model.h"
 #include "models/message_model.h"
 #include "models/model_list_model.h"
@@ -131,7 +132,7 @@ class ListModelsTest : public QObject {
     QCOMPARE(info.contextLength, 8192);
     QCOMPARE(info.quantization, QStringLiteral("Q4_1"));
     QCOMPARE(info.fileSize, QFileInfo(path).size());
-    QVERIFY(info.config.has_value());
+    QVERIFY(info.configured);
     QCOMPARE(model.addFile(info), 1);  // after the broken one, before "Open file..."
     QCOMPARE(model.addFile(info), 1);  // already listed
     QCOMPARE(model.rowCount(), 3);
@@ -146,13 +147,13 @@ class ListModelsTest : public QObject {
     timer.start();
     const ModelFileInfo info = describeModelFile(path);
     qInfo("describeModelFile (header, tensor table, config): %lld ms", timer.elapsed());
-    QVERIFY2(info.error.isEmpty() && info.config, qPrintable(info.error + info.configError));
+    QVERIFY2(info.error.isEmpty() && info.configured, qPrintable(info.error + info.configError));
     // The weights: every tensor as stored, summed here from the reader's table.
     quint64 tensorBytes = 0;
     const auto file = ember::gguf::GgufFile::open(path.toStdString());  // outlives the loop
     for (const auto& t : file->tensors()) tensorBytes += t.byteSize;
     QCOMPARE(info.weightBytes, tensorBytes);
-    QCOMPARE(ember::model::kvBytesPerToken(*info.config), uint64_t(23040));
+    QCOMPARE(info.kvBytesPerToken, uint64_t(23040));
 
     MemoryFitSettings settings;
     settings.contextLength = 2048;
@@ -166,7 +167,9 @@ class ListModelsTest : public QObject {
     input.kvBytesPerToken = 23040;
     input.contextLength = 2048;
     input.sequences = 4;
-    input.workspaceBytes = ember::model::estimateWorkspaceBytes(*info.config, 512, 4);
+    input.workspaceBytes =
+        ember::model::estimateWorkspaceBytes(ember::model::readModelConfig(*file), 512, 4);
+    QCOMPARE(info.workspaceBytes(512, 4), input.workspaceBytes);
     input.availableBytes = quint64(8) << 30;
     const ember::model::MemoryPlan reference = ember::model::planMemory(input);
     QVERIFY(fit.known && fit.fits);

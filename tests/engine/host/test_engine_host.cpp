@@ -6,6 +6,7 @@
 // own idle count read before any request ran.
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -198,6 +199,75 @@ class EngineHostTest : public QObject {
       QCOMPARE(c->finishedCount, 1);
       QCOMPARE(c->stats.finishReason, FinishReason::Error);
       QCOMPARE(c->stats.error, std::string("shutting down"));
+    }
+  }
+
+  // submitAll hands the requests over together: each one's "reading begins" Progress event (sent
+  // when a step first schedules it) comes before any answer's first text, which it would not if
+  // the first request had a step to itself. Reference: the same requests run alone on an Engine.
+  void submitAllEntersTheSameStep() {
+    EMBER_REQUIRE_MODEL(path, kModel);
+    std::vector<std::string> reference;
+    for (const char* q : kQuestions) reference.push_back(aloneOnEngine(path, q, 12));
+    std::mutex logMutex;
+    std::vector<std::pair<size_t, const char*>> log;  // request index, "read" or "text"
+    std::vector<std::unique_ptr<Collector>> collectors;
+    {
+      EngineHost host;
+      host.load(optionsFor(path));
+      // Three rounds (the later ones on cached prefixes): a loop of submit() calls leaves the
+      // host's thread free to take the first request alone in any of them.
+      for (int round = 0; round < 3; ++round) {
+        log.clear();
+        collectors.clear();
+        std::vector<GenerationRequest> requests;
+        std::vector<EventSink> sinks;
+        for (size_t i = 0; i < 4; ++i) {
+          collectors.push_back(std::make_unique<Collector>());
+          requests.push_back(greedy(kQuestions[i], 12));
+          sinks.push_back([&, i, inner = collectors.back()->sink()](const RequestEvent& e) {
+            {
+              std::lock_guard lock(logMutex);
+              if (e.kind == RequestEvent::Kind::Progress && !e.waiting) log.emplace_back(i, "read");
+              if (e.kind == RequestEvent::Kind::Text) log.emplace_back(i, "text");
+            }
+            inner(e);
+          });
+        }
+        const std::vector<RequestId> ids = host.submitAll(std::move(requests), std::move(sinks));
+        QCOMPARE(ids.size(), size_t(4));
+        for (size_t i = 0; i < 4; ++i) {
+          Collector& c = *collectors[i];
+          QVERIFY(c.waitFinished());
+          QCOMPARE(c.text, reference[i]);
+          QVERIFY(c.stats.hostDelayMs >= 0);
+          QVERIFY(c.stats.queueWaitMs >= c.stats.hostDelayMs);
+          QVERIFY(c.stats.ttftMs >= c.stats.hostDelayMs);
+        }
+        std::lock_guard lock(logMutex);
+        const auto firstText = std::find_if(log.begin(), log.end(), [](const auto& entry) {
+          return std::string(entry.second) == "text";
+        });
+        std::vector<bool> readBeforeText(4, false);
+        for (auto it = log.begin(); it != firstText; ++it) readBeforeText[it->first] = true;
+        for (size_t i = 0; i < 4; ++i)
+          QVERIFY2(readBeforeText[i], qPrintable(QString("round %1: request %2 began reading "
+                                                         "after the first answer's text")
+                                                     .arg(round)
+                                                     .arg(i)));
+      }
+
+      // One bad request refuses the whole call: nothing is queued.
+      Collector good, bad;
+      std::vector<GenerationRequest> requests;
+      requests.push_back(greedy(kQuestions[0], 4));
+      requests.push_back(greedy(kQuestions[1], 4));
+      requests.back().sampling.temperature = -1;
+      std::vector<EventSink> sinks{good.sink(), bad.sink()};
+      QVERIFY_THROWS_EXCEPTION(Error, host.submitAll(std::move(requests), std::move(sinks)));
+      QCOMPARE(host.status().waiting, 0);
+      QCOMPARE(good.finishedCount, 0);
+      QVERIFY(host.submitAll({}, {}).empty());
     }
   }
 

@@ -14,7 +14,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "runtime/sampling/rng.h"
+#include "ember/rng.h"
 
 using ember::Xoshiro256StarStar;
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "ember/error.h"
-#include "runtime/sampling/rng.h"
+#include "ember/rng.h"
 #include "runtime/sampling/sampler.h"
 
 using namespace ember;

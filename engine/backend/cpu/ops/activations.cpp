@@ -11,11 +11,11 @@
 namespace ember::cpu::ops {
 namespace {
 
-// gelu(h) rounded to fp16, for every fp16 bit pattern h.
-const std::array<uint16_t, 65536>& geluTable() {
-  static const std::array<uint16_t, 65536> table = [] {
-    std::array<uint16_t, 65536> t{};
-    for (uint32_t bits = 0; bits < t.size(); ++bits)
+// gelu(h) rounded to fp16, for every fp16 bit pattern h (and 2 zero entries of padding).
+const std::array<uint16_t, kGeluTableEntries>& geluTable() {
+  static const std::array<uint16_t, kGeluTableEntries> table = [] {
+    std::array<uint16_t, kGeluTableEntries> t{};
+    for (uint32_t bits = 0; bits < 65536; ++bits)
       t[bits] = floatToHalf(geluTanh(halfToFloat(uint16_t(bits))));
     return t;
   }();
@@ -37,16 +37,7 @@ void siluGluRow(const float* gate, const float* up, float* out, int64_t n) {
 }
 
 void geluTanhGluRow(const float* gate, const float* up, float* out, int64_t n) {
-  const std::array<uint16_t, 65536>& table = geluTable();
-  for (int64_t i = 0; i < n; ++i) {
-    const float g = gate[i];
-    if (g <= -10.0f)
-      out[i] = 0.0f;
-    else if (g >= 10.0f)
-      out[i] = g * up[i];
-    else
-      out[i] = halfToFloat(table[floatToHalf(g)]) * up[i];
-  }
+  vectorKernels().geluTableGlu(geluTable().data(), gate, up, out, n);
 }
 
 void swigluOaiRow(const float* gate, const float* up, float* out, int64_t n) {

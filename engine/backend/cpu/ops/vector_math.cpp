@@ -60,6 +60,19 @@ void siluGluScalar(const float* gate, const float* up, float* out, int64_t n) {
     out[i] = gate[i] / (1.0f + expfPolynomial(0.0f - gate[i])) * up[i];
 }
 
+void geluTableGluScalar(const uint16_t* table, const float* gate, const float* up, float* out,
+                        int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    if (g <= -10.0f)
+      out[i] = 0.0f;
+    else if (g >= 10.0f)
+      out[i] = g * up[i];
+    else
+      out[i] = halfToFloat(table[floatToHalf(g)]) * up[i];
+  }
+}
+
 using rows::accumulateRowsWith;
 using rows::dotRowsWith;
 
@@ -114,7 +127,8 @@ const VectorKernels& scalarVectorKernels() {
                                      accumulateRowsWith<axpyF16Scalar>,
                                      dotRowsMultiWith<dotF16Scalar, dotF16Lanes64Scalar>,
                                      accumulateRowsMultiWith<axpyF16Scalar>,
-                                     maxValueScalar};
+                                     maxValueScalar,
+                                     geluTableGluScalar};
   return kernels;
 }
 

@@ -47,7 +47,14 @@ struct VectorKernels {
   // skips it); the maximum of non-NaN floats does not depend on the order, so lanes may take it
   // (but for the sign of a zero maximum, which the softmax's exp(x - max) does not see).
   float (*maxValue)(const float* x, int64_t n, float start);
+  // out[i] = 0 for gate[i] <= -10, gate[i] * up[i] for gate[i] >= 10, else
+  // fp16ToFloat(table[fp16(gate[i])]) * up[i] (GeGLU's table, activations.h); the table holds
+  // kGeluTableEntries values (the last 2 are padding the SIMD gathers may read). out may alias
+  // gate or up.
+  void (*geluTableGlu)(const uint16_t* table, const float* gate, const float* up, float* out,
+                       int64_t n);
 };
+constexpr int64_t kGeluTableEntries = 65536 + 2;
 
 const VectorKernels& scalarVectorKernels();
 const VectorKernels& avx2VectorKernels();  // call only when the CPU has AVX2, FMA and F16C

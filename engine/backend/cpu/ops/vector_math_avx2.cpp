@@ -140,6 +140,38 @@ void siluGluAvx2(const float* gate, const float* up, float* out, int64_t n) {
   for (; i < n; ++i) out[i] = gate[i] / (1.0f + expfPolynomial(0.0f - gate[i])) * up[i];
 }
 
+// The table lookup 8 at a time: vcvtps2ph rounds as floatToHalf does, a 32-bit gather at
+// 2-byte steps reads each entry (and the next one, hence the table's padding), vcvtph2ps is
+// exact; the products and the two clamps are the scalar version's.
+void geluTableGluAvx2(const uint16_t* table, const float* gate, const float* up, float* out,
+                      int64_t n) {
+  const __m256 low = _mm256_set1_ps(-10.0f), high = _mm256_set1_ps(10.0f);
+  const __m256i entry = _mm256_set1_epi32(0xffff);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 g = _mm256_loadu_ps(gate + i);
+    const __m256 u = _mm256_loadu_ps(up + i);
+    const __m256i index = _mm256_cvtepu16_epi32(_mm256_cvtps_ph(g, _MM_FROUND_TO_NEAREST_INT));
+    const __m256i raw = _mm256_and_si256(
+        _mm256_i32gather_epi32(reinterpret_cast<const int*>(table), index, 2), entry);
+    const __m128i halves =
+        _mm_packus_epi32(_mm256_castsi256_si128(raw), _mm256_extracti128_si256(raw, 1));
+    __m256 y = _mm256_mul_ps(_mm256_cvtph_ps(halves), u);
+    y = _mm256_blendv_ps(y, _mm256_mul_ps(g, u), _mm256_cmp_ps(g, high, _CMP_GE_OQ));
+    y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(g, low, _CMP_LE_OQ));
+    _mm256_storeu_ps(out + i, y);
+  }
+  for (; i < n; ++i) {
+    const float g = gate[i];
+    if (g <= -10.0f)
+      out[i] = 0.0f;
+    else if (g >= 10.0f)
+      out[i] = g * up[i];
+    else
+      out[i] = halfToFloat(table[floatToHalf(g)]) * up[i];
+  }
+}
+
 using rows::accumulateRowsWith;
 using rows::dotRowsWith;
 
@@ -378,7 +410,8 @@ const VectorKernels& avx2VectorKernels() {
                                      accumulateRowsWith<axpyF16Avx2>,
                                      dotRowsMultiAvx2,
                                      accumulateRowsMultiAvx2,
-                                     maxValueAvx2};
+                                     maxValueAvx2,
+                                     geluTableGluAvx2};
   return kernels;
 }
 
