@@ -5,7 +5,7 @@
 # folders under the build folder. The states: a model loading with its percentage, the context
 # meter over a typed draft, a folded reasoning section (the conversation is imported from a JSON
 # export, as no reference model thinks), the sidebar's export menu, the presets in the settings
-# panel, and the Korean UI. Typing at once, reading a long prompt and Undo after a delete are
+# panel, the Korean UI, and a code answer while it streams and once it is finished. Typing at once, reading a long prompt and Undo after a delete are
 # taken by test_ui_as_a_person (<build>/bin/ui-person/).
 # Usage: scripts/take-screenshots.sh [build folder]   Needs: Xvfb xdotool imagemagick tesseract
 set -euo pipefail
@@ -59,14 +59,23 @@ wait_for_log() {  # the app log of data folder $1 says $2 (up to 120 s)
   echo "the app never logged \"$2\"" >&2; return 1
 }
 
-# 1. Loading a model: the bar with its percentage and Cancel (the load takes a few seconds
-#    here, so quick dumps are taken every 0.1 s; the ones showing the bar are kept).
-start_app load "$larger"
-for i in $(seq 1 40); do xwd -root -silent >"$out/load-$i.xwd"; sleep 0.1; done  # fast dumps
+# 1. Loading a model: the bar with its percentage and Cancel. The larger model is chosen in
+#    the model picker once the small one is loaded (at start-up the load can end before the
+#    window shows); quick dumps every 0.05 s, the ones showing the bar are kept.
+start_app load "$small"
 wait_for_log load "model loaded"
-for i in $(seq 1 40); do convert "xwd:$out/load-$i.xwd" "$out/load-$i.png"; rm "$out/load-$i.xwd"; done
+xdotool mousemove 120 12 click 1  # the model button, left of the window's top row
+sleep 1.5
+import -window root "$out/look.png"
+name="$(basename "$larger" | cut -d- -f1)"  # "gemma": OCR may cut the file name elsewhere
+at=$(tesseract "$out/look.png" - --psm 11 tsv 2>/dev/null |
+     awk -F'\t' -v w="$name" '!found && index($12, w) == 1 { print int($7 + $9 / 2), int($8 + $10 / 2); found = 1 }')
+[ -n "$at" ] || { echo "OCR found no $name file in the model list" >&2; exit 1; }
+xdotool mousemove $at click 1
+for i in $(seq 1 60); do xwd -root -silent >"$out/load-$i.xwd"; sleep 0.05; done  # fast dumps
+for i in $(seq 1 60); do convert "xwd:$out/load-$i.xwd" "$out/load-$i.png"; rm "$out/load-$i.xwd"; done
 kept=0
-for i in $(seq 1 40); do  # keep the ones showing the bar (its Cancel button)
+for i in $(seq 1 60); do  # keep the ones showing the bar (its Cancel button)
   if tesseract "$out/load-$i.png" - 2>/dev/null | grep -q "Cancel"; then
     kept=$((kept + 1)); mv "$out/load-$i.png" "$out/1-load-progress-$(printf %02d "$i").png"
   else rm -f "$out/load-$i.png"; fi
@@ -127,5 +136,26 @@ wait_for_log korean "model loaded"
 xdotool type --delay 15 "Hello in Korean, please."
 sleep 2
 shot 7-korean
+stop_app
+# 8. A code answer: while its fence is open the block grows as plain text; once it closes (or
+#    the answer ends) it is coloured by source-highlight. Quick dumps while it streams, then
+#    the finished answer (its stats line read by OCR says when).
+start_app code "$small"
+wait_for_log code "model loaded"
+xdotool type --delay 15 "Write a Python function that returns the square of a number."
+xdotool key Return
+for i in $(seq 1 30); do xwd -root -silent >"$out/code-$i.xwd"; sleep 0.2; done
+for _ in $(seq 1 60); do
+  shot 9-code-finished >/dev/null
+  tesseract "$out/9-code-finished.png" - 2>/dev/null | grep -q "tok/s" && break
+  sleep 2
+done
+for i in $(seq 1 30); do  # keep the streaming ones that show a code box (its "python" label)
+  convert "xwd:$out/code-$i.xwd" "$out/code-$i.png"; rm "$out/code-$i.xwd"
+  if tesseract "$out/code-$i.png" - 2>/dev/null | grep -q "python"; then
+    mv "$out/code-$i.png" "$out/8-code-streaming-$(printf %02d "$i").png"
+  else rm -f "$out/code-$i.png"; fi
+done
+echo "$out/8-code-streaming-*.png $out/9-code-finished.png"
 stop_app
 rm -f "$out/look.png"

@@ -2,7 +2,6 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember
-import "markdown.js" as Markdown
 
 // One message. The user's on the right as plain text; the assistant's on the left as Markdown,
 // with its stats line underneath. Edit (user) and Regenerate (last answer) never delete anything:
@@ -68,67 +67,49 @@ Item {
                 Layout.fillWidth: true
                 visible: !bubble.editing
                 spacing: 8
-                // The parts shown, one row each (code, lang, text). While an answer streams
-                // only the rows from the last open block on are written (Markdown.splitFrom says
-                // how many leading parts it kept), so the finished blocks keep their parsed
-                // documents and their bindings stay quiet.
-                ListModel { id: segmentRows }
-                // The last split, in a plain object (not a notifying property): see splitFrom.
-                property var lastSplit: ({ value: null })
-                function partsNow() {
-                    if (bubble.isUser)
-                        return [{ code: false, lang: "", text: bubble.text }]
-                    if (bubble.text.length === 0) {
-                        lastSplit.value = null
-                        const waiting = bubble.streaming && bubble.liveText.length === 0
-                        return [{ code: false, lang: "", text: waiting ? "…" : "" }]
-                    }
-                    const parts = Markdown.splitFrom(lastSplit.value, bubble.text)
-                    lastSplit.value = { text: bubble.text, parts: parts }
-                    return parts
+                // The blocks shown, one row each (code, lang, text, closed). While an answer
+                // streams only the tail from the last block is split again and only changed rows
+                // are announced, so the finished blocks keep their parsed documents.
+                MessageSegmentModel {
+                    id: segmentRows
+                    markdown: !bubble.isUser
+                    text: bubble.isUser || bubble.text.length > 0 ? bubble.text
+                        : bubble.streaming && bubble.liveText.length === 0 ? "…" : ""
+                    onResplit: body.measureAgain()
                 }
-                function sync() {
-                    const parts = partsNow()
-                    const from = Math.min(parts.kept || 0, segmentRows.count)
-                    for (let i = from; i < parts.length; ++i) {
-                        const p = parts[i]
-                        if (i >= segmentRows.count) {
-                            segmentRows.append({ code: p.code, lang: p.lang, text: p.text })
-                            continue
-                        }
-                        const row = segmentRows.get(i)
-                        if (row.code !== p.code) segmentRows.setProperty(i, "code", p.code)
-                        if (row.lang !== p.lang) segmentRows.setProperty(i, "lang", p.lang)
-                        if (row.text !== p.text) segmentRows.setProperty(i, "text", p.text)
-                    }
-                    if (segmentRows.count > parts.length)
-                        segmentRows.remove(parts.length, segmentRows.count - parts.length)
+                // The widest block's natural (unwrapped) width. While text streams it only grows,
+                // one block reporting at a time (no binding over all blocks on every piece); it
+                // is measured again over all blocks when the text is replaced and at the end.
+                property real naturalWidth: 0
+                function noteWidth(w) {
+                    if (w > naturalWidth)
+                        naturalWidth = w
+                }
+                function measureAgain() {
+                    let w = 0
+                    for (let i = 0; i < children.length; ++i)
+                        if (children[i].objectName === "segment")
+                            w = Math.max(w, children[i].implicitWidth)
+                    naturalWidth = w
                 }
                 Connections {
                     target: bubble
-                    function onTextChanged() { body.sync() }
-                    function onStreamingChanged() { body.sync() }
-                    function onRoleChanged() { body.lastSplit.value = null; body.sync() }
-                    function onLiveTextChanged() { if (bubble.text.length === 0) body.sync() }
-                }
-                Component.onCompleted: sync()
-                readonly property real naturalWidth: {
-                    let w = 0
-                    for (let i = 0; i < children.length; ++i)
-                        w = Math.max(w, children[i].implicitWidth)
-                    return w
+                    function onStreamingChanged() { body.measureAgain() }
                 }
                 Repeater {
                     model: segmentRows
                     delegate: MessageSegment {
                         required property int index
-                        required property var model
+                        required code
+                        required lang
+                        required text
+                        required property bool closed
                         objectName: "segment"
                         width: body.width
-                        code: model.code
-                        lang: model.lang
-                        text: model.text
                         markdown: !bubble.isUser
+                        finished: closed || !bubble.streaming
+                        onImplicitWidthChanged: body.noteWidth(implicitWidth)
+                        Component.onCompleted: body.noteWidth(implicitWidth)
                     }
                 }
             }

@@ -8,7 +8,8 @@ import Ember
 // for the current context, answers at once and compute device), the models of the servers in
 // Settings → Connections (marked with their server; a line while a server is asked, or why it did
 // not answer), "Open file...",
-// a progress bar while loading, and the reader's message when a file cannot be used.
+// and the reader's message when a file cannot be used. While a model loads, its percentage and
+// Cancel are in the load bar above the chat (ModelLoadBar), the one progress display.
 RowLayout {
     id: picker
     spacing: Theme.spacing
@@ -23,12 +24,6 @@ RowLayout {
         text: AppController.modelName.length > 0 ? AppController.modelName : qsTr("Choose a model")
         onClicked: picker.openList()
         Accessible.name: qsTr("Model: %1").arg(text)
-    }
-    ProgressBar {
-        visible: AppController.modelLoading
-        indeterminate: true
-        Layout.preferredWidth: 120
-        Accessible.name: qsTr("Loading the model")
     }
     Label {
         Layout.fillWidth: true

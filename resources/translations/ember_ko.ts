@@ -105,6 +105,50 @@
         <source>Loading %1 was cancelled; no model is loaded.</source>
         <translation>%1 불러오기를 취소했습니다. 불러온 모델이 없습니다.</translation>
     </message>
+    <message>
+        <source>The chats are open read-only: %1</source>
+        <translation>대화를 읽기 전용으로 열었습니다: %1</translation>
+    </message>
+    <message>
+        <source>The chat database was updated to this version of Ember; a copy of the old one was kept as %1.</source>
+        <translation>대화 데이터베이스를 이 버전의 Ember에 맞게 바꾸었습니다. 이전 데이터베이스의 사본은 %1(으)로 남겨 두었습니다.</translation>
+    </message>
+    <message>
+        <source>The conversations were not imported: %1</source>
+        <translation>대화를 가져오지 못했습니다: %1</translation>
+    </message>
+    <message>
+        <source>%1 is no longer in Settings → Connections: choose another model for new answers.</source>
+        <translation>%1이(가) 더 이상 설정 → 연결에 없습니다: 새 답변에 쓸 다른 모델을 고르세요.</translation>
+    </message>
+    <message>
+        <source>%1 did not answer (%2): answers on %3 fail until it is back, or choose another model.</source>
+        <translation>%1이(가) 응답하지 않았습니다 (%2): 다시 응답할 때까지 %3의 답변은 실패합니다. 다른 모델을 고를 수도 있습니다.</translation>
+    </message>
+    <message>
+        <source>%1 no longer offers %2: choose another model.</source>
+        <translation>%1이(가) 더 이상 %2을(를) 제공하지 않습니다: 다른 모델을 고르세요.</translation>
+    </message>
+    <message>
+        <source>asking %1…</source>
+        <translation>%1에 묻는 중…</translation>
+    </message>
+    <message>
+        <source>%1 did not answer: %2</source>
+        <translation>%1이(가) 응답하지 않았습니다: %2</translation>
+    </message>
+    <message>
+        <source>%1 offers no models</source>
+        <translation>%1에 제공하는 모델이 없습니다</translation>
+    </message>
+    <message>
+        <source>%1 on %2 was in use, but %2 is no longer in Settings → Connections: choose a model.</source>
+        <translation>%2의 %1을(를) 쓰고 있었지만 %2이(가) 더 이상 설정 → 연결에 없습니다: 모델을 고르세요.</translation>
+    </message>
+    <message>
+        <source>The key of %1 could not be read: %2</source>
+        <translation>%1의 키를 읽을 수 없습니다: %2</translation>
+    </message>
 </context>
 <context>
     <name>ChatView</name>
@@ -250,6 +294,14 @@
     <message>
         <source>The chat and your draft as the model reads them. %1 tokens are left for the prompt; the rest of the context is kept for the answer.</source>
         <translation>모델이 읽는 그대로의 대화와 작성 중인 글입니다. 프롬프트에는 %1 토큰이 남고, 나머지 컨텍스트는 답변용입니다.</translation>
+    </message>
+    <message>
+        <source>context %1 tokens (counted by the server)</source>
+        <translation>컨텍스트 %1 토큰 (서버가 센 값)</translation>
+    </message>
+    <message>
+        <source>context: unknown (the server does not say)</source>
+        <translation>컨텍스트: 알 수 없음 (서버가 알려 주지 않음)</translation>
     </message>
 </context>
 <context>
@@ -594,10 +646,6 @@ Click for details</source>
         <translation>모델: %1</translation>
     </message>
     <message>
-        <source>Loading the model</source>
-        <translation>모델 불러오는 중</translation>
-    </message>
-    <message>
         <source>Loading…</source>
         <translation>불러오는 중…</translation>
     </message>
@@ -612,6 +660,10 @@ Click for details</source>
     <message>
         <source>All files (*)</source>
         <translation>모든 파일 (*)</translation>
+    </message>
+    <message>
+        <source>%1 on %2</source>
+        <translation>%2의 %1</translation>
     </message>
 </context>
 <context>
@@ -837,6 +889,10 @@ Click for details</source>
             <numerusform>모델 %n개, 왕복 %1 ms</numerusform>
         </translation>
     </message>
+    <message>
+        <source>remote · %1 · %2</source>
+        <translation>원격 · %1 · %2</translation>
+    </message>
 </context>
 <context>
     <name>ReasoningSection</name>
@@ -857,6 +913,13 @@ Click for details</source>
     <message>
         <source>Show the model&apos;s reasoning</source>
         <translation>모델의 추론 보기</translation>
+    </message>
+</context>
+<context>
+    <name>RemoteChat</name>
+    <message>
+        <source>A request with this key is already running.</source>
+        <translation>같은 키의 요청이 이미 실행 중입니다.</translation>
     </message>
 </context>
 <context>
@@ -1097,6 +1160,10 @@ Click for details</source>
     <message>
         <source>testing…</source>
         <translation>확인하는 중…</translation>
+    </message>
+    <message>
+        <source>The connection was removed.</source>
+        <translation>연결을 삭제했습니다.</translation>
     </message>
 </context>
 </TS>

@@ -1,17 +1,15 @@
 // A long answer streaming into a real MessageBubble (offscreen), piece by piece as the engine
 // hands them out: 4,000 pieces of Markdown with prose, lists and fenced code. Checks that the
-// incremental split (markdown.js splitFrom: only the last part is split again) gives exactly the
-// parts of a full split at every step, and that while streaming only the last two segments of
+// incremental split (splitMarkdownFrom: only the last block is split again) gives exactly the
+// blocks of a full split at every step, and that while streaming only the last two segments of
 // the bubble ever get new text (the one being written, and the one it closes): the blocks before
 // are not parsed again. Prints the GUI thread's time per piece (bindings, Markdown parsing of the
 // changed segment, layout and the frame), the lag a steady stream would see with those times,
 // and the split's cost both ways, side by side in this run. The machine may be busy: the figures
 // are for reading, not asserted. Reference for correctness: the full split of the same text.
-#include <QFile>
 #include <ctime>
 #include <functional>
 #include <QGuiApplication>
-#include <QJSEngine>
 #include <QQmlApplicationEngine>
 #include <QQuickItem>
 #include <QQuickStyle>
@@ -20,8 +18,8 @@
 #include <QtQml/qqmlextensionplugin.h>
 #include <QtTest>
 
-#include "common/test_paths.h"
 #include "controller/app_controller.h"
+#include "models/markdown_blocks.h"
 
 Q_IMPORT_QML_PLUGIN(EmberPlugin)
 
@@ -100,34 +98,66 @@ class MarkdownStreamingTest : public QObject {
     AppController::setInstance(controller_.get());
   }
 
+  // Blocks of small answers, written out by hand from the rules in markdown_blocks.h (a new
+  // block after a blank line unless indented, before an ATX heading, fences apart).
+  void splitsAsMarkdownStartsBlocks() {
+    struct Case {
+      QString text;
+      QStringList blocks;  // "P:" prose, "C<lang>:" code, then the block's text
+    };
+    const QList<Case> cases = {
+        {"one\ntwo\n\nthree", {"P:one\ntwo\n", "P:three"}},
+        {"- a\n\n  still a\nnext", {"P:- a\n\n  still a\nnext"}},
+        {"text\n# Title\nmore", {"P:text", "P:# Title\nmore"}},
+        {"text\n#", {"P:text\n#"}},             // "#" may still become "#x"
+        {"text\n#\nafter", {"P:text", "P:#\nafter"}},  // a complete "#" line is a heading
+        {"#hashtag\nline", {"P:#hashtag\nline"}},
+        {"intro\n```python\nx = 1\n\ny = 2\n```\nafter", {"P:intro", "Cpython:x = 1\n\ny = 2", "P:after"}},
+        {"~~~ c++\nint a;\n````\n~~~~", {"Cc++:int a;\n````"}},  // only its own mark closes, a longer run too
+        {"```\nopen and\nstill streaming", {"C:open and\nstill streaming"}},
+        {"```js", {"Cjs:"}},
+        {"\n\n   \n", {}},
+    };
+    for (const Case& c : cases) {
+      QStringList got;
+      for (const MarkdownBlock& b : splitMarkdown(c.text))
+        got << (b.code ? QStringLiteral("C%1:").arg(b.lang) : QStringLiteral("P:")) + b.text;
+      QCOMPARE(got, c.blocks);
+    }
+    // closed: every block but the last; the last code block once its closing fence line ended.
+    const QList<MarkdownBlock> open = splitMarkdown(QStringLiteral("a\n\n```sh\nls\n```"));
+    QCOMPARE(open.size(), 2);
+    QVERIFY(open[0].closed);
+    QVERIFY(!open[1].closed);
+    QVERIFY(splitMarkdown(QStringLiteral("a\n\n```sh\nls\n```\n")).last().closed);
+  }
+
+  // The reference: the full split of the same text at every step.
   void incrementalSplitEqualsFullSplit() {
-    QFile file(QDir(ember::test::sourceDir()).filePath("ui/markdown.js"));
-    QVERIFY(file.open(QIODevice::ReadOnly));
-    QString code = QString::fromUtf8(file.readAll());
-    code.remove(QStringLiteral(".pragma library"));
-    QJSEngine js;
-    QVERIFY(!js.evaluate(code).isError());
-    const QJSValue split = js.globalObject().property("split");
-    const QJSValue splitFrom = js.globalObject().property("splitFrom");
-    const QJSValue stringify = js.evaluate("JSON.stringify");
-    QJSValue previous = QJSValue::NullValue;
-    QString text;
+    QList<MarkdownBlock> previous;
+    QString text, previousText;
     QElapsedTimer incremental, full;
     qint64 incrementalNs = 0, fullNs = 0;
     const QStringList pieces = answerPieces();
     for (const QString& piece : pieces) {
       text += piece;
+      qsizetype kept = -1;
       incremental.start();
-      const QJSValue parts = splitFrom.call({previous, text});
+      const QList<MarkdownBlock> blocks = splitMarkdownFrom(previous, previousText, text, &kept);
       incrementalNs += incremental.nsecsElapsed();
       full.start();
-      const QJSValue reference = split.call({text});
+      const QList<MarkdownBlock> reference = splitMarkdown(text);
       fullNs += full.nsecsElapsed();
-      QCOMPARE(stringify.call({parts}).toString(), stringify.call({reference}).toString());
-      previous = js.newObject();
-      previous.setProperty("text", text);
-      previous.setProperty("parts", parts);
+      QCOMPARE(blocks, reference);
+      QCOMPARE(kept, qMax<qsizetype>(0, previous.size() - 1));
+      previous = blocks;
+      previousText = text;
     }
+    // Not an extension (an edit): split in full.
+    qsizetype kept = -1;
+    QCOMPARE(splitMarkdownFrom(previous, previousText, QStringLiteral("other"), &kept),
+             splitMarkdown(QStringLiteral("other")));
+    QCOMPARE(kept, 0);
     qInfo("split over %lld pieces: incremental %.1f ms in all, full %.1f ms (%.1fx)",
           qlonglong(pieces.size()), incrementalNs / 1e6, fullNs / 1e6,
           incrementalNs > 0 ? double(fullNs) / double(incrementalNs) : 0.0);
@@ -166,6 +196,9 @@ class MarkdownStreamingTest : public QObject {
     QElapsedTimer clock, total;
     QHash<QQuickItem*, QString> shown;  // each segment's text after the previous piece
     int rewrites = 0, earlierRewrites = 0;
+    // A piece's CPU time, apart for pieces that start a block (a delegate is built) and the rest.
+    QList<double> startedBlockCpuMs, grewBlockCpuMs;
+    qsizetype blocksBefore = 0;
     total.start();
     for (const QString& piece : answerPieces()) {
       text += piece;
@@ -179,6 +212,9 @@ class MarkdownStreamingTest : public QObject {
       frameCpuMs << threadCpuMs() - cpu1;
       // Outside the clock: which segments got new text with this piece.
       const QList<QQuickItem*> segments = segmentsOf(body);
+      (segments.size() > blocksBefore ? startedBlockCpuMs : grewBlockCpuMs)
+          << updateCpuMs.last() + frameCpuMs.last();
+      blocksBefore = segments.size();
       for (qsizetype i = 0; i < segments.size(); ++i) {
         const QString now = segments[i]->property("text").toString();
         const auto it = shown.find(segments[i]);
@@ -199,6 +235,11 @@ class MarkdownStreamingTest : public QObject {
           "polish + layout + frame p50 %.2f ms, p95 %.2f ms",
           percentile(updateCpuMs, 50), percentile(updateCpuMs, 95), percentile(frameCpuMs, 50),
           percentile(frameCpuMs, 95));
+    qInfo("  CPU per piece that starts a block (%lld pieces): p50 %.2f ms, p95 %.2f ms; that "
+          "grows one (%lld): p50 %.2f ms, p95 %.2f ms",
+          qlonglong(startedBlockCpuMs.size()), percentile(startedBlockCpuMs, 50),
+          percentile(startedBlockCpuMs, 95), qlonglong(grewBlockCpuMs.size()),
+          percentile(grewBlockCpuMs, 50), percentile(grewBlockCpuMs, 95));
     QList<double> cpuMs;
     for (qsizetype i = 0; i < updateCpuMs.size(); ++i) cpuMs << updateCpuMs[i] + frameCpuMs[i];
     for (const double interval : {20.0, 10.0}) {
