@@ -1,7 +1,7 @@
 #pragma once
 // The router's choice of experts for the tokens of one step, worked out on the host, and the
 // grouping of the (token, rank) pairs by expert that lets each chosen expert run one matrix
-// product over all of its tokens. Used by backends that route on the host (CUDA); it computes
+// product over all of its tokens. Used by both backends (CUDA routes on the host too); it computes
 // what llama.cpp's build_moe_ffn computes, in its order: router logits (plus the router's bias);
 // then either the softmax over all experts (exp in float, the sum in double, each value times
 // the float 1/sum) and its top k, or (gpt-oss) the top k logits and a softmax over those k; ties

@@ -17,6 +17,7 @@
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/thread_pool.h"
 #include "gguf/gguf_file.h"
+#include "model/expert_routing.h"
 #include "model/model_config.h"
 
 namespace ember::cpu {
@@ -46,13 +47,8 @@ WeightMatrix matrixRows(const WeightMatrix& stacked, int64_t first, int64_t coun
 // Buffers of one step; they only grow, so a decode step allocates nothing once warm.
 // T = tokens, k = experts per token, G = T * k (token, rank) pairs.
 struct ExpertScratch {
-  std::vector<float> probabilities;   // (T, n_expert) router logits, then the softmax
-  std::vector<int32_t> chosen;        // (T, k) expert of each rank, best first
-  std::vector<float> weights;         // (T, k) its weight
-  std::vector<int32_t> firstRow;      // (n_expert + 1) first grouped row of each expert
-  std::vector<int32_t> cursor;        // (n_expert) next free grouped row of each expert
-  std::vector<int32_t> groupedRow;    // (T, k) grouped row of each (token, rank)
-  std::vector<int32_t> rowToken;      // (G) token of each grouped row
+  std::vector<float> probabilities;   // (T, n_expert) router logits, then the gating's values
+  model::ExpertRouting routing;       // chosen experts, weights, pairs grouped by expert
   std::vector<float> input;           // (G, n_embd) the tokens' inputs, grouped by expert
   std::vector<float> gate;            // (G, n_ff_exp) gate, then act(gate) * up
   std::vector<float> up;              // (G, n_ff_exp)
