@@ -17,11 +17,12 @@
 // SmolLM2's weight types the kernels do not depend on the step size, and chunks change nothing.
 //
 // Kernel modes (cpu::KernelMode): the criteria above hold for "reference" and for "fast" (its
-// repacked kernels keep llama.cpp's sums, so the same bits). "approx" repacks the K-quants too
-// (Gemma's Q4_K and Q6_K matrices) with 32-element activation blocks: it does not reach
-// llama.cpp's bar (measured on Gemma-3: worst mean KL 1.0e-2, greedy 2/6), so its rows only
-// guard against a broken kernel (which gives KL > 1): mean KL below 0.05 per prompt and top-1
-// agreement at 90% of the positions or more.
+// repacked kernels keep llama.cpp's sums, so the same bits). "approx" also repacks Gemma's Q6_K
+// matrices with 32-element activation blocks (its Q4_K ones take fast mode's lossless layout
+// where AVX-512 VNNI exists, and 32-element blocks elsewhere): it does not reach llama.cpp's bar
+// (measured on Gemma-3 when both K-quants used 32-element blocks: worst mean KL 1.0e-2, greedy
+// 2/6), so its rows only guard against a broken kernel (which gives KL > 1): mean KL below 0.05
+// per prompt and top-1 agreement at 90% of the positions or more.
 #include <QCryptographicHash>
 #include <QtTest>
 #include <cmath>
