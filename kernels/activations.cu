@@ -5,17 +5,10 @@
 // table (as llama.cpp does), so the two differ by up to about 1e-3 * |g| (fp16 rounding of the
 // input and of the result).
 #include "ember/kernels/kernels.h"
+#include "launch_grid.cuh"
 
 namespace ember::kernels {
 namespace {
-
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 65535 * 16;  // grid-stride loops cover the rest
-
-unsigned blocksFor(int64_t count) {
-  const int64_t blocks = (count + kThreads - 1) / kThreads;
-  return unsigned(blocks < kMaxBlocks ? blocks : kMaxBlocks);
-}
 
 __device__ __forceinline__ float siluOf(float g) { return g / (1.0f + expf(-g)); }
 

@@ -4,17 +4,10 @@
 // expert's output times its weight, rounded to float, added in rank order, as llama.cpp adds
 // its views). The sigmoid uses CUDA's expf (the CPU uses std::exp: an ulp or two apart).
 #include "ember/kernels/kernels.h"
+#include "launch_grid.cuh"
 
 namespace ember::kernels {
 namespace {
-
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 65535 * 16;  // grid-stride loops cover the rest
-
-unsigned blocksFor(int64_t count) {
-  const int64_t blocks = (count + kThreads - 1) / kThreads;
-  return unsigned(blocks < kMaxBlocks ? blocks : kMaxBlocks);
-}
 
 // out (count) = min(g, limit) * sigmoid(alpha * min(g, limit)) * (clamp(u, -limit, limit) + 1);
 // out may alias gate or up.

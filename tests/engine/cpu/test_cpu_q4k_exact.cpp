@@ -50,7 +50,7 @@ class TestCpuQ4KExact : public QObject {
 
  private slots:
   void layoutMatchesSource() {
-    if (needsAvx512()) QSKIP("NibbleK is repacked only where AVX-512 VNNI runs it");
+    if (needsAvx512()) QSKIP("the CPU has no AVX-512 VNNI: NibbleK is repacked only where that kernel runs");
     cpu::ThreadPool pool(2);
     for (int64_t rows : {8, 24, 40}) {
       for (int64_t cols : {256, 768}) {
@@ -73,7 +73,7 @@ class TestCpuQ4KExact : public QObject {
   }
 
   void onlyEligibleMatrices() {
-    if (needsAvx512()) QSKIP("NibbleK is repacked only where AVX-512 VNNI runs it");
+    if (needsAvx512()) QSKIP("the CPU has no AVX-512 VNNI: NibbleK is repacked only where that kernel runs");
     cpu::ThreadPool pool(1);
     // 12 rows: the reference kernels take another order there (not a multiple of 8).
     QVERIFY(cpu::repackQ4KExact(test::randomMatrix(GgmlType::Q4_K, 12, 256, 1).view, pool) == nullptr);
@@ -83,7 +83,7 @@ class TestCpuQ4KExact : public QObject {
   }
 
   void productsEqualReferenceKernels() {
-    if (needsAvx512()) QSKIP("NibbleK is repacked only where AVX-512 VNNI runs it");
+    if (needsAvx512()) QSKIP("the CPU has no AVX-512 VNNI: NibbleK is repacked only where that kernel runs");
     cpu::ThreadPool pool1(1), pool2(2);
     for (int64_t rows : {8, 24, 40}) {
       const int64_t cols = rows == 24 ? 768 : 512;
@@ -119,7 +119,7 @@ class TestCpuQ4KExact : public QObject {
   // Gemma-3's attention output matrix (Q4_K, 640 x 1024), also shared with a Q5_0 matrix in
   // one call (activation formats differ) and with y over x.
   void realMatrixEqualsReferenceKernels() {
-    if (needsAvx512()) QSKIP("NibbleK is repacked only where AVX-512 VNNI runs it");
+    if (needsAvx512()) QSKIP("the CPU has no AVX-512 VNNI: NibbleK is repacked only where that kernel runs");
     EMBER_REQUIRE_MODEL(path, "gemma-3-270m-q4_k_m.gguf");
     const auto file = gguf::GgufFile::open(path.toStdString());
     cpu::ThreadPool pool(2);
