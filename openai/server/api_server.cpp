@@ -72,6 +72,16 @@ void ApiServer::Impl::sendError(httplib::Response& res, const ApiError& error,
 
 std::string ApiServer::Impl::authenticate(const httplib::Request& req) const {
   if (keys.empty()) return "local";
+  auto valuesOf = [&req](const char* name) {
+    std::vector<std::string> values;
+    for (size_t i = 0; i < req.get_header_value_count(name); ++i)
+      values.push_back(req.get_header_value(name, i));
+    return values;
+  };
+  if (conflictingKeys(valuesOf("Authorization"), valuesOf("X-Api-Key")))
+    throw ApiError::unauthorized(
+        "More than one API key given: send exactly one, as \"Authorization: Bearer KEY\" or "
+        "\"X-Api-Key: KEY\".");
   const std::string presented =
       presentedKey(req.get_header_value("Authorization"), req.get_header_value("X-Api-Key"));
   if (presented.empty())

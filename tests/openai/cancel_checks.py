@@ -1,0 +1,110 @@
+"""A client that hangs up while its long prompt is being read (prefill), with another request
+queued behind it on a one-slot server: the prompt is aborted within one engine step of the
+hang-up being seen, the queued request starts at once, and the request log says `cancelled`.
+References: the Generator contract (abort ends a request as cancelled within one engine step),
+the engine's own step size (a prompt is read in chunks of at most 512 tokens a step, so an
+uninterrupted prompt's prefill_ms * 512 / its tokens is the time of one full step on this
+machine),
+and the request log line's own stages (total_ms: submission to the last event)."""
+import json
+import random
+import re
+import socket
+import threading
+import time
+
+from serve_support import Server, metric
+
+WORDS = ("river stone light winter garden music paper window silver morning forest candle "
+         "harbor meadow thunder lantern orchard velvet copper island mirror feather ember").split()
+STEP_TOKENS = 512  # the scheduler's token budget per step
+POLL_MS = 25       # how often a waiting HTTP thread looks at its socket
+SLACK_MS = 250     # scheduling noise on a shared 2-core machine, plus a quarter step (below)
+
+
+def long_prompt(seed, words=1650):
+    rng = random.Random(seed)  # a different text each: no prefix shared through the cache
+    return f"Note {seed}: " + " ".join(rng.choice(WORDS) for _ in range(words))
+
+
+def log_lines(path):
+    lines = {}
+    for line in open(path).read().splitlines():
+        if "request id=" in line:
+            fields = dict(re.findall(r'(\w+)=("[^"]*"|\S+)', line))
+            lines[fields["id"]] = fields
+    return lines
+
+
+def post_raw(port, key, body):
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+                 + key.encode() + b"\r\nContent-Type: application/json\r\nContent-Length: "
+                 + str(len(body)).encode() + b"\r\n\r\n" + body)
+    return sock
+
+
+def check_prefill_disconnect(serve, model_path, workdir, key, check):
+    with Server(serve, model_path, workdir, "prefill", key, parallel=1, queue=4, fresh=True,
+                context=2048) as server:
+        client = server.client(key)
+        ask = lambda text, n=1: dict(model=server.model_id, temperature=0, max_tokens=n,
+                                     messages=[{"role": "user", "content": text}])
+        # One step's time here and now: an uninterrupted prompt of the same length.
+        whole = client.chat.completions.with_raw_response.create(**ask(long_prompt(1)))
+        timings = whole.http_response.json()["timings"]
+        prompt_tokens = whole.parse().usage.prompt_tokens
+        steps = -(-prompt_tokens // STEP_TOKENS)
+        step_ms = timings["prompt_ms"] * STEP_TOKENS / prompt_tokens  # a full chunk's step
+        check(steps >= 4, f"the long prompt takes {steps} steps (wanted >= 4)")
+
+        before = metric(server.port, key, "ember_client_disconnects_total")
+        sock = post_raw(server.port, key, json.dumps(ask(long_prompt(2))).encode())
+        sent = time.time()
+        queued = {}
+        queued_started = threading.Event()
+
+        def second():
+            queued_started.set()
+            queued["answer"] = client.chat.completions.with_raw_response.create(**ask("Say hi.", 4))
+            queued["done"] = time.time()
+        behind = threading.Thread(target=second)
+        time.sleep(0.05)  # the long prompt reaches the engine first
+        behind.start()
+        queued_started.wait()
+        time.sleep(1.3 * step_ms / 1000)  # inside the prefill: during its second step
+        sock.close()
+        closed_ms = (time.time() - sent) * 1000
+        behind.join(timeout=60)
+        check("answer" in queued, "the queued request was answered")
+        deadline = time.time() + 5
+        while time.time() < deadline and metric(server.port, key, "ember_requests_running") > 0:
+            time.sleep(0.02)
+        check(metric(server.port, key, "ember_client_disconnects_total") == before + 1,
+              "the hang-up is counted")
+        check(metric(server.port, key, "ember_kv_blocks_used") == 0, "its KV blocks are freed")
+        server.stop()  # flushes the log
+
+        lines = log_lines(server.log_file)
+        cancelled = [f for f in lines.values() if f["status"] == "499"]
+        check(len(cancelled) == 1, f"one request logged as 499: {cancelled}")
+        if not cancelled or "answer" not in queued:
+            return
+        a = cancelled[0]
+        check(a["finish"] == "cancelled" and a["completion"] == "0" and
+              "disconnected" in a.get("note", ""), f"the log line says cancelled: {a}")
+        total_ms = float(a["total_ms"])
+        # Seen within a poll, then at most the step under way finishes before the abort.
+        bound = closed_ms + POLL_MS + step_ms + SLACK_MS + step_ms / 4
+        check(total_ms <= bound, f"aborted {total_ms:.0f} ms after submission, hang-up at "
+              f"{closed_ms:.0f} ms, one step {step_ms:.0f} ms (bound {bound:.0f})")
+        check(total_ms < timings["prompt_ms"], "aborted before its prompt was read")
+        b = lines[queued["answer"].http_response.headers["x-request-id"]]
+        check(b["status"] == "200", f"the queued request succeeded: {b}")
+        # It waited for the slot only until the abort freed it (plus a step's scheduling).
+        check(float(b["queue_ms"]) <= total_ms + step_ms + SLACK_MS + step_ms / 4,
+              f"the queued request started {b['queue_ms']} ms after submission, the slot was "
+              f"freed at {total_ms:.0f} ms")
+        print(f"prefill hang-up: {prompt_tokens} tokens in {steps} steps of {step_ms:.0f} ms; "
+              f"closed at {closed_ms:.0f} ms, cancelled at {total_ms:.0f} ms, next started at "
+              f"{float(b['queue_ms']):.0f} ms", flush=True)
