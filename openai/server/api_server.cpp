@@ -192,6 +192,12 @@ void ApiServer::Impl::installRoutes() {
   http.set_tcp_nodelay(true);  // each SSE frame leaves at once (no Nagle wait for an ACK)
   http.set_socket_options([this](socket_t sock) {
     httplib::default_socket_options(sock);
+    // A fixed send buffer (accepted connections inherit it; Linux doubles it): a client that
+    // stops reading backs its answer up here, at most ~128 KiB of kernel memory, and the next
+    // write waits at most the write timeout, then its request is aborted. Left to autotuning,
+    // loopback buffers grow to 4 MiB and a stalled stream never stalls.
+    const int sendBuffer = 64 * 1024;
+    setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &sendBuffer, sizeof sendBuffer);
     listenSocket = int(sock);  // the server's listening socket (start() widens its backlog)
   });
   // Every admitted request holds a thread while it waits or streams; a few spare serve the rest.

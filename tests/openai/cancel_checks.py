@@ -108,3 +108,62 @@ def check_prefill_disconnect(serve, model_path, workdir, key, check):
         print(f"prefill hang-up: {prompt_tokens} tokens in {steps} steps of {step_ms:.0f} ms; "
               f"closed at {closed_ms:.0f} ms, cancelled at {total_ms:.0f} ms, next started at "
               f"{float(b['queue_ms']):.0f} ms", flush=True)
+
+
+def resident_kib(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def check_stalled_reader(serve, model_path, workdir, key, check, write_timeout=2):
+    """A client that asks for a long stream and never reads it: the answer backs up in the
+    socket buffers (a 4 KiB receive buffer here, the server's fixed 64 KiB send buffer, frames of
+    ~2 KB with 20 top logprobs), the
+    server's write waits at most --write-timeout, then the request is aborted and its slot
+    freed; meanwhile another client is answered, and the server's memory does not grow with the
+    unread answer (the engine thread only queues events; no socket write happens on it)."""
+    with Server(serve, model_path, workdir, "stalled", key, parallel=2, queue=4, fresh=True,
+                extra_args=["--write-timeout", str(write_timeout)]) as server:
+        client = server.client(key)
+        client.chat.completions.create(model=server.model_id, max_tokens=2,
+                                       messages=[{"role": "user", "content": "hi"}])
+        before_kib = resident_kib(server.process.pid)
+        disconnects = metric(server.port, key, "ember_client_disconnects_total")
+        body = json.dumps({"model": server.model_id, "max_tokens": 300, "ignore_eos": True,
+                           "stream": True, "logprobs": True, "top_logprobs": 20, "temperature": 0,
+                           "messages": [{"role": "user", "content": "Count to a thousand."}]})
+        stalled = socket.socket()
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stalled.connect(("127.0.0.1", server.port))
+        stalled.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                        b"Authorization: Bearer " + key.encode() + b"\r\nContent-Length: "
+                        + str(len(body)).encode() + b"\r\n\r\n" + body.encode())
+        time.sleep(0.5)
+        served_meanwhile = 0
+        for _ in range(3):  # the other slot answers while the stalled stream holds its own
+            answer = client.chat.completions.create(model=server.model_id, max_tokens=4,
+                                                    messages=[{"role": "user", "content": "hi"}])
+            served_meanwhile += answer.usage.completion_tokens == 4
+        check(served_meanwhile == 3, "another client is answered while one stalls")
+        deadline = time.time() + 60
+        while time.time() < deadline and (
+                metric(server.port, key, "ember_client_disconnects_total") < disconnects + 1 or
+                metric(server.port, key, "ember_requests_running") > 0):
+            time.sleep(0.1)
+        grown_kib = resident_kib(server.process.pid) - before_kib
+        check(metric(server.port, key, "ember_client_disconnects_total") == disconnects + 1,
+              "the stalled client is cut off")
+        check(metric(server.port, key, "ember_requests_running") == 0 and
+              metric(server.port, key, "ember_kv_blocks_used") == 0, "its slot and blocks are freed")
+        check(grown_kib < 64 * 1024, f"resident memory grew {grown_kib} KiB (bound 64 MiB)")
+        stalled.close()
+        server.stop()
+        line = [f for f in log_lines(server.log_file).values() if f["status"] == "499"]
+        check(len(line) == 1 and line[0]["finish"] == "cancelled" and
+              int(line[0]["completion"]) < 300,
+              f"the stalled stream was aborted before its 300 tokens: {line}")
+        if line:
+            print(f"stalled reader: aborted after {line[0]['completion']} of 300 tokens, "
+                  f"{float(line[0]['total_ms']):.0f} ms; RSS +{grown_kib} KiB", flush=True)

@@ -15,11 +15,12 @@ import time
 import httpx
 import openai
 
-from cancel_checks import check_prefill_disconnect
+from cancel_checks import check_prefill_disconnect, check_stalled_reader
 from gateway_checks import check_bind, check_one_credential, check_path_models, check_rate_limits
 from limit_checks import check_limits
 from logprob_checks import check_logprobs
 from serve_support import Schemas, Server, metric, raw_request
+from value_checks import check_numeric_extremes, check_over_context_run, check_unknown_fields
 
 KEY = "sk-ember-test-0123456789"
 REQUEST_TIMEOUT = 4  # ember-serve --request-timeout for the checks (a slow client is cut after it)
@@ -437,6 +438,9 @@ def main():
         check_sdk_and_schemas(server, schemas)
         check_logprobs(server, schemas, KEY, check, args.model)
         check_hostile(server, schemas)
+        check_numeric_extremes(server, schemas, KEY, check)
+        check_unknown_fields(server, KEY, check)
+        check_over_context_run(server, KEY, check)
         check_one_credential(server, schemas, KEY, check)
         check_bind(args.serve, args.model, server, check)
         check_path_models(server, args.workdir, KEY, check)
@@ -446,6 +450,7 @@ def main():
     check_sigterm(args.serve, args.model, args.workdir)
     check_rate_limits(args.serve, args.model, args.workdir, schemas, KEY, check)
     check_prefill_disconnect(args.serve, args.model, args.workdir, KEY, check)
+    check_stalled_reader(args.serve, args.model, args.workdir, KEY, check)
     print(f"{len(FAILURES)} failure(s), {schemas.validated} bodies validated, "
           f"{time.time() - started:.0f} s", flush=True)
     sys.exit(1 if FAILURES else 0)

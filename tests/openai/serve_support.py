@@ -48,6 +48,12 @@ class Schemas:
         self.registry = Registry().with_resource("urn:openai", resource)
         self.validated = 0
 
+    def accepts(self, name, instance):
+        """Whether the spec's schema `name` allows `instance` (a request the spec allows)."""
+        schema = {"$ref": f"urn:openai#/components/schemas/{name}"}
+        validator = jsonschema.Draft202012Validator(schema, registry=self.registry)
+        return next(validator.iter_errors(instance), None) is None
+
     def validate(self, name, instance, what):
         schema = {"$ref": f"urn:openai#/components/schemas/{name}"}
         validator = jsonschema.Draft202012Validator(schema, registry=self.registry)
