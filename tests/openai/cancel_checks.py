@@ -167,3 +167,53 @@ def check_stalled_reader(serve, model_path, workdir, key, check, write_timeout=2
         if line:
             print(f"stalled reader: aborted after {line[0]['completion']} of 300 tokens, "
                   f"{float(line[0]['total_ms']):.0f} ms; RSS +{grown_kib} KiB", flush=True)
+
+
+def check_sigterm_streams(serve, model_path, workdir, key, check):
+    """SIGTERM with two streams running and two queued on a two-slot server: every one ends with
+    an SSE error event (the server's word: shutting down), and the process exits 0 within
+    seconds. Reference: the SDK's stream decoder turns such an event into an APIError."""
+    import httpx
+    import signal
+    with Server(serve, model_path, workdir, "sigterm4", key, parallel=2, queue=4) as server:
+        ends, first = [None] * 4, threading.Barrier(3)
+
+        def stream(i):
+            body = {"model": server.model_id, "max_tokens": 400, "ignore_eos": True,
+                    "stream": True, "messages": [{"role": "user", "content": f"Count, {i}."}]}
+            frames = []
+            try:
+                with httpx.stream("POST", f"http://127.0.0.1:{server.port}/v1/chat/completions",
+                                  json=body, timeout=60,
+                                  headers={"Authorization": "Bearer " + key}) as response:
+                    buffer = ""
+                    for text in response.iter_text():
+                        buffer += text
+                        while "\n\n" in buffer:
+                            frame, buffer = buffer.split("\n\n", 1)
+                            frames.append(frame[len("data: "):])
+                            if len(frames) == 2 and i < 2:
+                                first.wait(timeout=60)
+            except httpx.HTTPError as e:
+                frames.append(f"transport error {e!r}")
+            ends[i] = frames[-1] if frames else "nothing"
+        threads = [threading.Thread(target=stream, args=(i,)) for i in range(2)]
+        for t in threads: t.start()
+        first.wait(timeout=60)  # both running streams have text
+        threads += [threading.Thread(target=stream, args=(i,)) for i in range(2, 4)]
+        for t in threads[2:]: t.start()
+        deadline = time.time() + 10
+        while time.time() < deadline and metric(server.port, key, "ember_requests_waiting") < 2:
+            time.sleep(0.02)
+        check(metric(server.port, key, "ember_requests_waiting") == 2, "two streams queued")
+        started = time.time()
+        server.process.send_signal(signal.SIGTERM)
+        code = server.process.wait(timeout=20)
+        for t in threads: t.join(timeout=10)
+        check(code == 0 and time.time() - started < 10, f"exit {code} within seconds of SIGTERM")
+        for i, end in enumerate(ends):
+            try:
+                error = json.loads(end)["error"]
+                check("shutting down" in error["message"], f"stream {i} error: {error}")
+            except (TypeError, ValueError, KeyError):
+                check(False, f"stream {i} ({'running' if i < 2 else 'queued'}) ended with {end!r}")

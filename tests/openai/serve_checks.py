@@ -15,7 +15,7 @@ import time
 import httpx
 import openai
 
-from cancel_checks import check_prefill_disconnect, check_stalled_reader
+from cancel_checks import check_prefill_disconnect, check_sigterm_streams, check_stalled_reader
 from gateway_checks import check_bind, check_one_credential, check_path_models, check_rate_limits
 from limit_checks import check_limits
 from logprob_checks import check_logprobs
@@ -448,6 +448,7 @@ def main():
         check_disconnect(server)
         check_usage_and_log(args.serve, server, args.workdir)
     check_sigterm(args.serve, args.model, args.workdir)
+    check_sigterm_streams(args.serve, args.model, args.workdir, KEY, check)
     check_rate_limits(args.serve, args.model, args.workdir, schemas, KEY, check)
     check_prefill_disconnect(args.serve, args.model, args.workdir, KEY, check)
     check_stalled_reader(args.serve, args.model, args.workdir, KEY, check)
