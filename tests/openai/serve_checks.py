@@ -20,7 +20,8 @@ from gateway_checks import check_bind, check_one_credential, check_path_models, 
 from limit_checks import check_limits
 from logprob_checks import check_logprobs
 from serve_support import Schemas, Server, metric, raw_request
-from value_checks import check_numeric_extremes, check_over_context_run, check_unknown_fields
+from value_checks import (check_numeric_extremes, check_over_context_run, check_unknown_fields,
+                          check_wrong_types)
 
 KEY = "sk-ember-test-0123456789"
 REQUEST_TIMEOUT = 4  # ember-serve --request-timeout for the checks (a slow client is cut after it)
@@ -439,6 +440,7 @@ def main():
         check_logprobs(server, schemas, KEY, check, args.model)
         check_hostile(server, schemas)
         check_numeric_extremes(server, schemas, KEY, check)
+        check_wrong_types(server, schemas, KEY, check)
         check_unknown_fields(server, KEY, check)
         check_over_context_run(server, KEY, check)
         check_one_credential(server, schemas, KEY, check)

@@ -91,3 +91,69 @@ def check_over_context_run(server, key, check, count=100):
     status, text, _ = raw_request(server.port, "POST", chat, good, auth)
     check(status == 200 and json.loads(text)["usage"]["completion_tokens"] == 2,
           f"a valid request right after: {status} {text[:200]!r}")
+
+
+def spec_fields(schemas, name):
+    """The property names of a request schema in the spec (through allOf and $ref)."""
+    spec = schemas.registry.contents("urn:openai")["components"]["schemas"]
+
+    def props(node):
+        if "$ref" in node:
+            return props(spec[node["$ref"].split("/")[-1]])
+        out = {}
+        for part in node.get("allOf", []):
+            out.update(props(part))
+        out.update(node.get("properties", {}))
+        return out
+    return sorted(props(spec[name]))
+
+
+# The spec's request fields the codec acts on (honours or refuses by name). The others it defines
+# (user, store, metadata, service_tier, verbosity, audio, ...) are ignored like unknown fields,
+# whatever their type: not checked here.
+HONOURED = {"model", "messages", "prompt", "stream_options", "temperature", "top_p", "max_tokens",
+            "max_completion_tokens", "stop", "seed", "frequency_penalty", "presence_penalty", "n",
+            "logprobs", "top_logprobs", "tools", "tool_choice", "response_format", "logit_bias",
+            "echo", "suffix", "best_of"}
+
+
+def check_wrong_types(server, schemas, key, check):
+    """Every field the codec acts on, with a value of each JSON type: the same rule as for the
+    numeric extremes (the spec refuses -> a 400 naming the field). Two stated leniencies: null
+    means "not given" even where the spec's schema is not nullable (clients send null for
+    unset), and a model name of the right type may be a 404 model_not_found."""
+    auth = {"Authorization": "Bearer " + key}
+    bases = {"/v1/chat/completions": ({"model": server.model_id, "max_tokens": 1, "temperature": 0,
+                                       "messages": [{"role": "user", "content": "hi"}]},
+                                      "CreateChatCompletionRequest", "CreateChatCompletionResponse"),
+             "/v1/completions": ({"model": server.model_id, "prompt": "Hi", "max_tokens": 1,
+                                  "temperature": 0}, "CreateCompletionRequest",
+                                 "CreateCompletionResponse")}
+    tried = refused = 0
+    for path, (base, request_schema, response_schema) in bases.items():
+        fields = spec_fields(schemas, request_schema)
+        check(HONOURED & set(fields) >= {"model", "temperature", "max_tokens", "stop"},
+              f"the spec's {request_schema} fields were read: {fields[:5]}...")
+        for field in sorted(HONOURED & set(fields)):
+            for value in ("5", 5, [5], {"a": 1}, True, None):
+                body = {**base, field: value}
+                if value is None:  # as if not given: allowed where leaving it out is
+                    allowed = schemas.accepts(request_schema,
+                                              {k: v for k, v in base.items() if k != field})
+                else:
+                    allowed = schemas.accepts(request_schema, body)
+                status, text, _ = raw_request(server.port, "POST", path, json.dumps(body).encode(),
+                                              auth)
+                tried += 1
+                what = f"{path} {field}={value!r} (spec {'allows' if allowed else 'refuses'})"
+                if status == 200 and allowed:
+                    schemas.validate(response_schema, json.loads(text), what)
+                    continue
+                refused += 1
+                wanted = 404 if field == "model" and allowed else 400
+                check(status == wanted, f"{what}: status {status}: {text[:200]!r}")
+                if status == wanted:
+                    error = json.loads(text)["error"]
+                    check((error.get("param") or "").startswith(field),
+                          f"{what}: the {status} names {error.get('param')!r}: {error['message']}")
+    print(f"wrong types: {tried} requests, {refused} refused", flush=True)
