@@ -1,5 +1,5 @@
-"""Every numeric request field at the extremes, unknown fields, and a run of over-context
-requests. Reference: the OpenAI OpenAPI file's request schemas (CreateChatCompletionRequest,
+"""Every numeric request field at the extremes, every field the codec acts on with each JSON
+type, unknown fields, and a run of over-context requests. Reference: the OpenAI OpenAPI file's request schemas (CreateChatCompletionRequest,
 CreateCompletionRequest: types, minimum/maximum, and no `additionalProperties: false`, so a field
 the API does not define is allowed and, as the OpenAI API and SDK treat `extra_body`, ignored).
 The rule checked: a value the spec refuses gets a 400 naming its field; a value the spec allows
