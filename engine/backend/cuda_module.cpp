@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "backend/cuda/cuda_module_abi.h"
+#include "ember/cuda_module_interface.h"
 #include "ember/version.h"
 
 namespace ember {
@@ -79,10 +80,11 @@ CudaModuleStatus openCudaModule(const std::string& path) {
                     std::to_string(table->abiVersion) + ", this Ember needs " +
                     std::to_string(cuda::kCudaModuleAbiVersion);
   } else if (std::strcmp(table->emberVersion, EMBER_VERSION_STRING) != 0 ||
-             std::strcmp(table->emberCommit, EMBER_GIT_COMMIT) != 0) {
-    status.reason = "the CUDA backend module " + path + " belongs to Ember " +
-                    table->emberVersion + " (commit " + table->emberCommit + "), not to " +
-                    EMBER_VERSION_STRING + " (commit " + EMBER_GIT_COMMIT + ")";
+             std::strcmp(table->interfaceHash, EMBER_CUDA_INTERFACE_HASH) != 0) {
+    status.reason = "the CUDA backend module " + path + " was built for Ember " +
+                    table->emberVersion + " (interface " + table->interfaceHash +
+                    "), this is Ember " + EMBER_VERSION_STRING + " (interface " +
+                    EMBER_CUDA_INTERFACE_HASH + "): rebuild or reinstall it";
   } else {
     status.table = table;
     return status;

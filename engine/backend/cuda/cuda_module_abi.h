@@ -4,9 +4,10 @@
 // that never asks maps neither the module nor the CUDA runtime and cuBLAS it links.
 //
 // The module exports one C symbol, kCudaModuleEntryName, returning this table. The table passes
-// C++ types (std::string, Backend, GgufFile) and exceptions, so both sides must come from the
-// same Ember build: the loader reads abiVersion first (its offset never moves), then compares
-// emberVersion and emberCommit with its own before touching any other field.
+// C++ types (std::string, Backend, GgufFile) and exceptions, so both sides must agree on them:
+// the loader reads abiVersion first (its offset never moves), then compares emberVersion and
+// interfaceHash (EMBER_CUDA_INTERFACE_HASH: the headers of those types and the compiler, see
+// engine/CMakeLists.txt) with its own before touching any other field.
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -23,7 +24,7 @@ inline constexpr const char* kCudaModuleFileName = "libember_cuda.so";
 struct CudaModuleTable {
   int abiVersion;            // kCudaModuleAbiVersion of the module's build; first, always
   const char* emberVersion;  // EMBER_VERSION_STRING
-  const char* emberCommit;   // EMBER_GIT_COMMIT
+  const char* interfaceHash;  // EMBER_CUDA_INTERFACE_HASH
   // The functions of cuda_backend_entry.h and the device queries of cuda_device.h; each may
   // throw ember::Error as documented there.
   int (*deviceCount)(std::string* reason);

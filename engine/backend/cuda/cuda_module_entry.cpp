@@ -2,6 +2,7 @@
 #include "backend/cuda/cuda_backend_entry.h"
 #include "backend/cuda/cuda_device.h"
 #include "backend/cuda/cuda_module_abi.h"
+#include "ember/cuda_module_interface.h"
 #include "ember/version.h"
 
 namespace ember::cuda {
@@ -10,7 +11,7 @@ const CudaModuleTable* linkedCudaModuleTable() {
   static const CudaModuleTable table{
       kCudaModuleAbiVersion,
       EMBER_VERSION_STRING,
-      EMBER_GIT_COMMIT,
+      EMBER_CUDA_INTERFACE_HASH,
       &cudaDeviceCount,
       &cudaOptionsFromEnvironment,
       &makeCudaBackend,

@@ -2,12 +2,13 @@
 // (backend/cuda_module.h): built several times, one per EMBER_FAKE_MODULE_KIND:
 //   1 good         this build's interface and commit; reports "no device" (never builds one)
 //   2 other_abi    an interface version this Ember does not have
-//   3 other_build  this interface version from another commit
+//   3 other_build  this interface version from a build whose interface headers differ
 //   4 no_entry     a shared object without ember_cuda_module_table
 // No CUDA library is linked: only the table's layout is the real one.
 #include <string>
 
 #include "backend/cuda/cuda_module_abi.h"
+#include "ember/cuda_module_interface.h"
 #include "ember/version.h"
 
 #if EMBER_FAKE_MODULE_KIND != 4
@@ -26,9 +27,9 @@ const ember::cuda::CudaModuleTable kTable{
 #endif
     EMBER_VERSION_STRING,
 #if EMBER_FAKE_MODULE_KIND == 3
-    "000000000000",
+    "0000000000000000",
 #else
-    EMBER_GIT_COMMIT,
+    EMBER_CUDA_INTERFACE_HASH,
 #endif
     &noDevice, nullptr, nullptr, nullptr, nullptr, nullptr};
 

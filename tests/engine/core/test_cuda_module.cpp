@@ -87,7 +87,7 @@ class TestCudaModule : public QObject {
     QTest::newRow("other interface") << dir + "libfake_cuda_module_other_abi.so"
                                      << "has interface version";
     QTest::newRow("other build") << dir + "libfake_cuda_module_other_build.so"
-                                 << "(commit 000000000000), not to";
+                                 << "(interface 0000000000000000), this is Ember";
   }
   void moduleFilesThatCannotServe() {
     QFETCH(QString, path);
