@@ -49,7 +49,12 @@ std::string cudaModulePath() {
 bool nvidiaDriverPresent(std::string* reason) {
   void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (!driver) {
-    if (reason) *reason = "no NVIDIA driver on this machine (" + lastDlError() + ")";
+    // Short for the usual case: the reason ends up in every stats line of a CPU run.
+    const std::string error = lastDlError();
+    if (reason)
+      *reason = error.find("No such file") != std::string::npos
+                    ? "no NVIDIA driver on this machine (libcuda.so.1 not found)"
+                    : "the NVIDIA driver cannot be loaded (" + error + ")";
     return false;
   }
   dlclose(driver);  // the module's CUDA runtime opens it again when it is used
