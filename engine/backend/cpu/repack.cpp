@@ -195,11 +195,8 @@ std::unique_ptr<RepackedMatrix> repackMatrix(const WeightMatrix& w, ThreadPool& 
   m->hasMin = !(w.type == GgmlType::Q5_0 || w.type == GgmlType::Q8_0 || w.type == GgmlType::Q6_K);
   m->blockBytes = m->quantBytes + (m->hasMin ? 64 : 32);
   m->roundedMinSum = w.type == GgmlType::Q4_1 || w.type == GgmlType::Q5_1;
-  // Q5_0 (Gemma's 640-column matrices, most of its prompt work) takes the fused kernels: one
-  // float step per block instead of llama.cpp's eight lanes, so its products differ from the
-  // reference kernels' by float rounding only (the integer sums are exact).
   m->llamaLanes = w.type == GgmlType::Q4_0 || w.type == GgmlType::Q4_1 ||
-                  w.type == GgmlType::Q5_1 || w.type == GgmlType::Q8_0;
+                  w.type == GgmlType::Q5_0 || w.type == GgmlType::Q5_1 || w.type == GgmlType::Q8_0;
   m->lane0Offset = w.type == GgmlType::Q4_0;
   auto* raw = static_cast<uint8_t*>(std::aligned_alloc(64, m->bytes()));
   if (raw == nullptr) throw std::bad_alloc();

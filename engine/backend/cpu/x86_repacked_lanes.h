@@ -1,6 +1,6 @@
 #pragma once
-// Repacked kernels in llama.cpp's float order (RepackedMatrix::llamaLanes: Q4_0, Q4_1, Q5_1,
-// Q8_0), which give the reference kernels' bits. llama.cpp's x86 vec_dot for these types
+// Repacked kernels in llama.cpp's float order (RepackedMatrix::llamaLanes: Q4_0, Q4_1, Q5_0,
+// Q5_1, Q8_0), which give the reference kernels' bits. llama.cpp's x86 vec_dot for these types
 // keeps 8 float lanes per row, lane i accumulating fma(float(P_i), d * dx, lane) over the
 // blocks, where P_i is the exact integer sum over elements 4i..4i+3 of the block (Q4_0: lane 0
 // also holds -8 S); then ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)), plus the min terms

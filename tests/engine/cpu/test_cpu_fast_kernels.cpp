@@ -217,29 +217,34 @@ class TestCpuFastKernels : public QObject {
     }
   }
 
-  // The lossless types other than Q5_0 sum in llama.cpp's order (RepackedMatrix::llamaLanes),
-  // so their fast products equal the reference kernels' bit for bit at the AVX2 level (the
-  // level whose order is llama.cpp's, the reference default), for 1-17 tokens and at every fast
-  // SIMD level. Q5_0 takes the fused kernels (one float step per block), and every type is
-  // compared at the AVX-512 level, whose reference kernels reorder the float sums: both sides
-  // add the same exact integer block sums times the same d * dx, so they differ by float
+  // The lossless types sum in llama.cpp's order (RepackedMatrix::llamaLanes), so their fast
+  // products equal the reference kernels' bit for bit at the AVX2 level (the level whose order
+  // is llama.cpp's, the reference default), for 1-17 tokens and at every fast SIMD level.
+  // "Q5_0 fused" is approx mode's Q5_0 (llamaLanes cleared: one float step per block): every
+  // level equals the scalar fused kernel bit for bit, and it is compared with the reference as
+  // every type is at the AVX-512 level, whose reference kernels reorder the float sums: both
+  // sides add the same exact integer block sums times the same d * dx, so they differ by float
   // rounding only, at most (nb + 3) 2^-24 sum_j |w_j x'_j| each side (x' the quantized
   // activations); checked against 4 (nb + 2) 2^-24 sum_j |w_j x'_j|.
   void losslessTypesMatchReferenceKernels_data() {
     QTest::addColumn<GgmlType>("type");
+    QTest::addColumn<bool>("fused");
     for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
                        GgmlType::Q8_0})
-      QTest::newRow(std::string(gguf::ggmlTypeName(t)).c_str()) << t;
+      QTest::newRow(std::string(gguf::ggmlTypeName(t)).c_str()) << t << false;
+    QTest::newRow("Q5_0 fused") << GgmlType::Q5_0 << true;
   }
   void losslessTypesMatchReferenceKernels() {
     QFETCH(GgmlType, type);
+    QFETCH(bool, fused);
     cpu::ThreadPool pool(2);
     if (!cpu::simdLevelSupported(SimdLevel::Avx2)) QSKIP("the CPU has no AVX2");
     const int64_t rows = 45, cols = 576;
     test::OwnedMatrix src = test::randomMatrix(type, rows, cols, 77);
     const auto packed = cpu::repackMatrix(src.view, pool);
-    const bool bitExact = type != GgmlType::Q5_0;
-    QCOMPARE(packed->llamaLanes, bitExact);
+    QVERIFY(packed->llamaLanes);
+    if (fused) packed->llamaLanes = false;
+    const bool bitExact = !fused;
     cpu::WeightMatrix fast = src.view;
     fast.repacked = packed.get();
     cpu::MatmulScratch scratch;
@@ -273,15 +278,22 @@ class TestCpuFastKernels : public QObject {
         test::SimdLevelGuard guard(SimdLevel::Avx2);
         cpu::matmul(pool, src.view, x.data(), tokens, yRef.data(), scratch);
       }
+      std::vector<float> yScalar(yRef.size());
+      {
+        test::SimdLevelGuard guard(SimdLevel::Scalar);
+        cpu::matmul(pool, fast, x.data(), tokens, yScalar.data(), scratch);
+      }
       for (SimdLevel level : test::supportedLevels()) {
         test::SimdLevelGuard guard(level);
         cpu::matmul(pool, fast, x.data(), tokens, yFast.data(), scratch);
         const QString what =
             QStringLiteral("%1 tokens at %2").arg(tokens).arg(cpu::simdLevelName(level));
-        if (bitExact)
+        if (bitExact) {
           QVERIFY2(yFast == yRef, qPrintable(what));
-        else
+        } else {
+          QVERIFY2(yFast == yScalar, qPrintable(what + " against the scalar fused kernel"));
           checkBound(x, tokens, yFast, yRef, what);
+        }
       }
     }
     if (cpu::simdLevelSupported(SimdLevel::Avx512Vnni)) {
