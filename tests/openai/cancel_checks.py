@@ -183,17 +183,10 @@ def check_sigterm_streams(serve, model_path, workdir, key, check):
                     "stream": True, "messages": [{"role": "user", "content": f"Count, {i}."}]}
             frames = []
             try:
-                with httpx.stream("POST", f"http://127.0.0.1:{server.port}/v1/chat/completions",
-                                  json=body, timeout=60,
-                                  headers={"Authorization": "Bearer " + key}) as response:
-                    buffer = ""
-                    for text in response.iter_text():
-                        buffer += text
-                        while "\n\n" in buffer:
-                            frame, buffer = buffer.split("\n\n", 1)
-                            frames.append(frame[len("data: "):])
-                            if len(frames) == 2 and i < 2:
-                                first.wait(timeout=60)
+                for frame in server.iter_sse("/v1/chat/completions", key, body, timeout=60):
+                    frames.append(frame)
+                    if len(frames) == 2 and i < 2:
+                        first.wait(timeout=60)
             except httpx.HTTPError as e:
                 frames.append(f"transport error {e!r}")
             ends[i] = frames[-1] if frames else "nothing"

@@ -393,16 +393,9 @@ def check_sigterm(serve, model_path, workdir):
             body = {**chat_args(server.model_id, "Count from one to five hundred.", max_tokens=400),
                     "stream": True}
             try:
-                with httpx.stream("POST", f"http://127.0.0.1:{server.port}/v1/chat/completions",
-                                  json=body, timeout=60,
-                                  headers={"Authorization": "Bearer " + KEY}) as response:
-                    buffer = ""
-                    for text in response.iter_text():
-                        buffer += text
-                        while "\n\n" in buffer:
-                            frame, buffer = buffer.split("\n\n", 1)
-                            frames.append(frame[len("data: "):])
-                            first_frame.set()
+                for frame in server.iter_sse("/v1/chat/completions", KEY, body, timeout=60):
+                    frames.append(frame)
+                    first_frame.set()
             except httpx.HTTPError:
                 frames.append("closed")
             first_frame.set()

@@ -165,11 +165,11 @@ class Server:
         return openai.OpenAI(base_url=f"http://127.0.0.1:{self.port}/v1", api_key=key,
                              max_retries=0, timeout=120)
 
-    def sse(self, path, key, body):
-        """The data payloads of a streamed response, in order ("[DONE]" included)."""
-        frames = []
-        with httpx.stream("POST", f"http://127.0.0.1:{self.port}{path}", json=body, timeout=120,
-                          headers={"Authorization": "Bearer " + key}) as response:
+    def iter_sse(self, path, key, body, timeout=120):
+        """Yields the data payloads of a streamed response as they arrive ("[DONE]" included);
+        raises httpx.HTTPError when the connection fails or closes early."""
+        with httpx.stream("POST", f"http://127.0.0.1:{self.port}{path}", json=body,
+                          timeout=timeout, headers={"Authorization": "Bearer " + key}) as response:
             if response.status_code != 200:
                 raise AssertionError(f"stream answered {response.status_code}: {response.read()}")
             buffer = ""
@@ -178,8 +178,11 @@ class Server:
                 while "\n\n" in buffer:
                     frame, buffer = buffer.split("\n\n", 1)
                     assert frame.startswith("data: "), frame
-                    frames.append(frame[len("data: "):])
-        return frames
+                    yield frame[len("data: "):]
+
+    def sse(self, path, key, body):
+        """The data payloads of a streamed response, in order ("[DONE]" included)."""
+        return list(self.iter_sse(path, key, body))
 
     def status_of_stream(self, key, body):
         with httpx.stream("POST", f"http://127.0.0.1:{self.port}/v1/chat/completions", json=body,
