@@ -8,6 +8,8 @@
 // A crash loses at most the writes still queued: normally the last few milliseconds' (one fsync
 // each); on a slow or locked disk what has piled up since (the notice tells of a failure, and a
 // streaming answer's checkpoints coalesce to one).
+#include <QTimer>
+
 #include "controller/app_controller.h"
 #include "controller/stats_format.h"
 #include "logging/app_log.h"
@@ -73,6 +75,7 @@ void AppController::reloadAppSettings() {
 }
 
 namespace {
+constexpr int kBranchRetryMs = 1000;  // a chat that could not be read is read again this soon
 // What a branch read brings back (built on the store thread).
 struct BranchRead {
   QList<store::Message> messages;
@@ -120,11 +123,18 @@ void AppController::loadBranch(std::function<void()> then) {
         [this, conversationId, generation, then, read = std::move(read)] {
           if (generation != branchGeneration_ || conversationId != currentConversation_)
             return;  // the user moved on: a newer read follows
-          messagesLoading_ = false;
           if (!read.error.isEmpty()) {
+            // Still loading, and read again in a moment: rows the store could not give are never
+            // guessed (a message sent meanwhile waits for them, see send()).
             log::error(QStringLiteral("store: %1").arg(read.error));
             setNotice(read.error);
+            QTimer::singleShot(kBranchRetryMs, this, [this, conversationId, generation, then] {
+              if (generation == branchGeneration_ && conversationId == currentConversation_)
+                loadBranch(then);
+            });
+            return;
           }
+          messagesLoading_ = false;
           QList<MessageRow> rows;
           stats_ = read.stats;
           siblingIds_.clear();
@@ -168,7 +178,8 @@ QList<MessageRow> AppController::shownRows() const {
   return rows;
 }
 
-void AppController::dropAnswer(const QString& key) {
+void AppController::dropAnswer(const QString& requestKey) {
+  const QString key = requestKey;  // a copy: the caller's may be the entry erased below
   const auto it = active_.find(key);
   if (it == active_.end()) return;
   const qint64 conversationId = it->conversationId;
