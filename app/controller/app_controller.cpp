@@ -182,26 +182,6 @@ bool AppController::send(const QString& text) {
   return true;
 }
 
-MessageRow AppController::streamingRow(qint64 id, int siblingIndex, int siblingCount) {
-  MessageRow row;
-  row.id = id;
-  row.role = QStringLiteral("assistant");
-  row.status = QStringLiteral("streaming");
-  row.siblingIndex = siblingIndex;
-  row.siblingCount = siblingCount;
-  return row;
-}
-
-void AppController::undoAnswer(qint64 conversationId, qint64 answerId) {
-  for (auto it = active_.cbegin(); it != active_.cend(); ++it)
-    if (it->messageId == answerId) {
-      dropAnswer(it.key());
-      break;
-    }
-  // The chat as the store holds it (after a failed fsync the user's message may be there).
-  if (conversationId == currentConversation_) loadBranch();
-}
-
 // The chat as the model sees it: the system prompt, then the shown branch up to the message.
 nlohmann::ordered_json AppController::chatMessages(qint64 conversationId, qint64 upTo) const {
   Q_ASSERT(conversationId == currentConversation_);  // answers start in the shown chat

@@ -190,4 +190,24 @@ void AppController::dropAnswer(const QString& requestKey) {
   emit generatingChanged();
 }
 
+MessageRow AppController::streamingRow(qint64 id, int siblingIndex, int siblingCount) {
+  MessageRow row;
+  row.id = id;
+  row.role = QStringLiteral("assistant");
+  row.status = QStringLiteral("streaming");
+  row.siblingIndex = siblingIndex;
+  row.siblingCount = siblingCount;
+  return row;
+}
+
+void AppController::undoAnswer(qint64 conversationId, qint64 answerId) {
+  for (auto it = active_.cbegin(); it != active_.cend(); ++it)
+    if (it->messageId == answerId) {
+      dropAnswer(it.key());
+      break;
+    }
+  // The chat as the store holds it (after a failed fsync the user's message may be there).
+  if (conversationId == currentConversation_) loadBranch();
+}
+
 }  // namespace ember::app
