@@ -4,13 +4,10 @@
 #include <sstream>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cuda/cuda_module_abi.h"
+#include "backend/cuda_module.h"
 #include "ember/error.h"
 #include "ember/load_progress.h"
-
-#if EMBER_WITH_CUDA
-#include "backend/cuda/cuda_backend_entry.h"
-#include "backend/cuda/cuda_device.h"
-#endif
 
 namespace ember {
 namespace {
@@ -28,14 +25,34 @@ std::optional<uint64_t> availableSystemBytes() {
   return std::nullopt;
 }
 
+// The CUDA module (backend/cuda_module.h) when it is open and sees a device, else null with
+// `reason` set.
+const cuda::CudaModuleTable* usableCudaModule(std::string* reason) {
+  const CudaModuleStatus& module = cudaModule();
+  if (!module.table) {
+#if EMBER_WITH_CUDA
+    *reason = module.reason;
+#else
+    *reason = "this build of Ember has no CUDA support (it was built without nvcc)";
+#endif
+    return nullptr;
+  }
+  return module.table->deviceCount(reason) > 0 ? module.table : nullptr;
+}
+
 }  // namespace
 
 std::string cudaUnavailableReason() {
-#if EMBER_WITH_CUDA
   std::string reason;
-  return cuda::cudaDeviceCount(&reason) > 0 ? std::string() : reason;
+  return usableCudaModule(&reason) ? std::string() : reason;
+}
+
+std::string cudaNotUsedReason(const std::string& autoFallbackReason) {
+  if (!autoFallbackReason.empty()) return autoFallbackReason;
+#if EMBER_WITH_CUDA
+  return cudaUnavailableReason();
 #else
-  return "this build of Ember has no CUDA support (it was built without nvcc)";
+  return cudaModule().table ? cudaUnavailableReason() : std::string();
 #endif
 }
 
@@ -54,44 +71,42 @@ std::unique_ptr<Backend> makeBackend(const gguf::GgufFile& file, const std::stri
   if (choice != "auto" && choice != "cpu" && choice != "cuda")
     throw ember::Error("unknown backend \"" + choice + "\" (choose auto, cpu or cuda)");
   if (choice == "cpu") return cpu::makeCpuBackend(file, threads, kernels, progress);
-  const std::string reason = cudaUnavailableReason();
-  if (!reason.empty()) {
+  std::string reason;
+  const cuda::CudaModuleTable* module = usableCudaModule(&reason);
+  if (!module) {
     if (choice == "cuda") throw ember::Error("the CUDA backend is not available: " + reason);
     return cpu::makeCpuBackend(file, threads, kernels, progress);
   }
-#if EMBER_WITH_CUDA
-  cuda::CudaBackendOptions cudaOptions = cuda::cudaOptionsFromEnvironment();
+  cuda::CudaBackendOptions cudaOptions = module->optionsFromEnvironment();
   cudaOptions.progress = progress;
-  if (choice == "cuda") return cuda::makeCudaBackend(file, cudaOptions);
+  if (choice == "cuda") return module->makeBackend(file, cudaOptions);
   try {
-    return cuda::makeCudaBackend(file, cudaOptions);
+    return module->makeBackend(file, cudaOptions);
   } catch (const LoadCancelled&) {
     throw;  // the caller asked to stop: no fallback
   } catch (const ember::Error& e) {
     if (autoFallbackReason) *autoFallbackReason = e.what();
     return cpu::makeCpuBackend(file, threads, kernels, progress);
   }
-#else
-  return cpu::makeCpuBackend(file, threads, kernels, progress);  // not reached: the reason above is never empty
-#endif
 }
 
 std::optional<FreeMemory> deviceFreeMemory(const std::string& backendChoice) {
-#if EMBER_WITH_CUDA
-  if (backendChoice != "cpu" && cudaUnavailableReason().empty()) {
+  std::string reason;
+  const cuda::CudaModuleTable* module =
+      backendChoice != "cpu" ? usableCudaModule(&reason) : nullptr;
+  if (module) {
     try {
-      const int device = cuda::selectDevice(cuda::cudaOptionsFromEnvironment().device);
-      const uint64_t bytes = cuda::freeDeviceBytes(device);
+      const int device = module->selectDevice(module->optionsFromEnvironment().device);
+      const uint64_t bytes = module->freeDeviceBytes(device);
       return FreeMemory{bytes, "cuda:" + std::to_string(device) + " (" +
-                                   cuda::deviceName(device) + ")"};
+                                   module->deviceName(device) + ")"};
     } catch (const ember::Error&) {
       // A device that cannot be asked: with "auto" the load would fall back to the CPU
       // backend, so the RAM figure below is the useful one; with "cuda" there is none.
       if (backendChoice == "cuda") return std::nullopt;
     }
   }
-#endif
-  if (backendChoice == "cuda" && !cudaUnavailableReason().empty()) return std::nullopt;
+  if (backendChoice == "cuda" && !module) return std::nullopt;
   if (const auto bytes = availableSystemBytes()) return FreeMemory{*bytes, "system RAM"};
   return std::nullopt;
 }

@@ -31,6 +31,11 @@ std::unique_ptr<Backend> makeBackend(const gguf::GgufFile& file, const std::stri
                                      const std::string& kernels = "reference",
                                      const PrepareProgress& progress = {});
 
+// Why "auto" gave a CPU backend, for the backend string the user sees: `autoFallbackReason`
+// when makeBackend set one, else cudaUnavailableReason() in a build with the CUDA backend (a
+// CPU-only build says nothing: CUDA was never an option). Empty when there is nothing to say.
+std::string cudaNotUsedReason(const std::string& autoFallbackReason);
+
 // availableBackends, cudaUnavailableReason and deviceFreeMemory are public: ember/devices.h.
 
 }  // namespace ember

@@ -68,6 +68,12 @@ void Namespace::setAttribute(std::string_view name, Value value) {
   attributes_.set(Value(name), std::move(value));
 }
 
-std::string Namespace::repr() const { return "<Namespace " + toPyRepr(Value(attributes_)) + ">"; }
+std::string Namespace::repr() const {
+  // Python prints the namespace's attribute dict, whose own guard turns a namespace inside
+  // itself into "{...}"; here the dict is a fresh copy each time, so the namespace is the mark.
+  const ReprGuard guard(this);
+  if (guard.recursive()) return "<Namespace {...}>";
+  return "<Namespace " + toPyRepr(Value(attributes_)) + ">";
+}
 
 }  // namespace ember::chat

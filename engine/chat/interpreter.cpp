@@ -29,12 +29,14 @@ void Scope::set(std::string_view name, Value value) {
 Interpreter::Interpreter(const RenderOptions& options) : options_(options) {}
 
 MarkedText Interpreter::render(const TemplateAst& ast, const Dict& variables) {
-  // Breaks the cycles namespaces may form, however the render ends.
+  // Breaks the cycles namespaces may form, however the render ends. The render holds every
+  // namespace it made (trackNamespace), so none is freed from inside another's clear(): a
+  // chain of a million namespaces, each holding the next, unwinds flat instead of recursing
+  // once per link.
   struct NamespaceReleaser {
-    std::vector<std::weak_ptr<Namespace>>& namespaces;
+    std::vector<std::shared_ptr<Namespace>>& namespaces;
     ~NamespaceReleaser() {
-      for (auto& weak : namespaces)
-        if (auto ns = weak.lock()) ns->clear();
+      for (auto& ns : namespaces) ns->clear();
       namespaces.clear();
     }
   } releaser{namespaces_};
@@ -50,6 +52,11 @@ MarkedText Interpreter::render(const TemplateAst& ast, const Dict& variables) {
 }
 
 void Interpreter::trackNamespace(const std::shared_ptr<Namespace>& ns) {
+  // Held until the render ends (see render()), so they count as data the template built.
+  workBytes_ += sizeof(Namespace) + sizeof(ns);
+  if (workBytes_ > options_.limits.maxWorkBytes)
+    throwLimit("the template built more than " + std::to_string(options_.limits.maxWorkBytes) +
+               " bytes of data");
   namespaces_.push_back(ns);
 }
 

@@ -83,7 +83,7 @@ class Interpreter {
   CallArgs evaluateArguments(const std::vector<Argument>& args, const ScopePtr& scope);
 
   RenderOptions options_;
-  std::vector<std::weak_ptr<Namespace>> namespaces_;
+  std::vector<std::shared_ptr<Namespace>> namespaces_;  // every namespace() of this render
   uint64_t iterations_ = 0;
   uint64_t workBytes_ = 0;
   int callDepth_ = 0;

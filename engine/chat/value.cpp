@@ -1,12 +1,49 @@
 #include "chat/value.h"
 
+#include <algorithm>
+
 #include "chat/template_error.h"
 #include "chat/value_format.h"
 
 namespace ember::chat {
 
-Value::Value(List list) : data_(std::make_shared<const List>(std::move(list))) {}
-Value::Value(Dict dict) : data_(std::make_shared<const Dict>(std::move(dict))) {}
+namespace {
+
+// How deeply lists and dicts may nest. Every walk over a value (printing, comparing, converting
+// to JSON, freeing it) recurses once per level, so this bound is what keeps a template that
+// wraps a list in a list a million times from exhausting the thread's stack. Python's own
+// recursion limit is of the same size: its repr of a deeper value fails as well.
+constexpr uint32_t kMaxNesting = 1000;
+
+uint32_t nestingOf(const Value& v) {
+  if (v.isList()) return v.asList().depth;
+  if (v.isDict()) return v.asDict().depth;
+  return 0;
+}
+
+uint32_t levelAbove(uint32_t deepestChild) {
+  if (deepestChild >= kMaxNesting)
+    throwLimit("a list or dict nests deeper than " + std::to_string(kMaxNesting) + " levels");
+  return deepestChild + 1;
+}
+
+}  // namespace
+
+Value::Value(List list) {
+  uint32_t deepest = 0;
+  for (const auto& item : list.items) deepest = std::max(deepest, nestingOf(item));
+  list.depth = levelAbove(deepest);
+  data_ = std::make_shared<const List>(std::move(list));
+}
+
+Value::Value(Dict dict) {
+  uint32_t deepest = 0;
+  for (const auto& [key, value] : dict.entries)
+    deepest = std::max({deepest, nestingOf(key), nestingOf(value)});
+  dict.depth = levelAbove(deepest);
+  data_ = std::make_shared<const Dict>(std::move(dict));
+}
+
 Value::Value(std::shared_ptr<Object> object) : data_(std::move(object)) {}
 
 Value Value::undefined(std::string message) {

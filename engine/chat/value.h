@@ -103,11 +103,13 @@ class Value {
 struct List {
   std::vector<Value> items;
   bool isTuple = false;
+  uint32_t depth = 1;  // levels of lists and dicts, this one included; set when wrapped in a Value
 };
 
 // A Python dict: insertion ordered; keys compare with Python equality (1 == 1.0 == True).
 struct Dict {
   std::vector<std::pair<Value, Value>> entries;
+  uint32_t depth = 1;  // as List::depth
 
   const Value* find(const Value& key) const;
   const Value* find(std::string_view key) const;

@@ -3,11 +3,17 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
+#include "chat/template_error.h"
 #include "chat/unicode_text.h"
 
 namespace ember::chat {
 namespace {
+
+// The values repr() is printing on this thread, outermost first.
+thread_local std::vector<const void*> reprStack;
+constexpr size_t kMaxReprDepth = 1000;  // the nesting limit of lists and dicts (value.cpp)
 
 void appendHexEscape(std::string& out, char prefix, char32_t c, int digits) {
   char buf[16];
@@ -19,8 +25,13 @@ void appendRepr(std::string& out, const Value& v);
 
 void appendSequence(std::string& out, const Value& v) {
   const bool tuple = v.isTuple();
-  out += tuple ? '(' : '[';
   const auto& items = v.items();
+  const ReprGuard guard(&items);
+  if (guard.recursive()) {
+    out += tuple ? "(...)" : "[...]";
+    return;
+  }
+  out += tuple ? '(' : '[';
   for (size_t i = 0; i < items.size(); ++i) {
     if (i) out += ", ";
     appendRepr(out, items[i]);
@@ -30,6 +41,11 @@ void appendSequence(std::string& out, const Value& v) {
 }
 
 void appendDict(std::string& out, const Dict& d) {
+  const ReprGuard guard(&d);
+  if (guard.recursive()) {
+    out += "{...}";
+    return;
+  }
   out += '{';
   bool first = true;
   for (const auto& [k, v] : d.entries) {
@@ -54,6 +70,21 @@ void appendRepr(std::string& out, const Value& v) {
 }
 
 }  // namespace
+
+ReprGuard::ReprGuard(const void* identity) {
+  for (const void* active : reprStack)
+    if (active == identity) {
+      recursive_ = true;
+      return;
+    }
+  if (reprStack.size() >= kMaxReprDepth)
+    throwLimit("a value nests deeper than " + std::to_string(kMaxReprDepth) + " levels to print");
+  reprStack.push_back(identity);
+}
+
+ReprGuard::~ReprGuard() {
+  if (!recursive_) reprStack.pop_back();
+}
 
 std::string formatFloat(double d) {
   if (std::isnan(d)) return "nan";

@@ -21,9 +21,8 @@ Activation finishBlock(const ModelConfig& c, LayerOps& ops, int32_t layer, Layer
 // and, when preNorms, Normed = rmsnorm(Hidden, ffn_norm).
 void attentionBlock(const ModelConfig& c, LayerOps& ops, int32_t il) {
   const Activation in = c.preNorms ? A::Normed : A::Hidden;
-  ops.project(il, W::Wq, in, A::Q);
-  ops.project(il, W::Wk, in, A::K);
-  ops.project(il, W::Wv, in, A::V);
+  const LayerOps::Projection qkv[] = {{W::Wq, A::Q}, {W::Wk, A::K}, {W::Wv, A::V}};
+  ops.projectShared(il, in, qkv);
   if (ops.has(il, W::Bq)) {
     ops.addBias(il, W::Bq, A::Q);
     ops.addBias(il, W::Bk, A::K);
@@ -56,9 +55,9 @@ void feedForwardBlock(const ModelConfig& c, LayerOps& ops, int32_t il) {
   if (c.mixtureOfExperts()) {
     ops.expertFeedForward(il, in, A::BlockOut);
   } else {
-    ops.project(il, W::FfnGate, in, A::Gate);
+    const LayerOps::Projection gateUp[] = {{W::FfnGate, A::Gate}, {W::FfnUp, A::Up}};
+    ops.projectShared(il, in, gateUp);
     if (ops.has(il, W::BGate)) ops.addBias(il, W::BGate, A::Gate);
-    ops.project(il, W::FfnUp, in, A::Up);
     if (ops.has(il, W::BUp)) ops.addBias(il, W::BUp, A::Up);
     ops.gatedActivation(c.ffnActivation);
     ops.project(il, W::FfnDown, A::Activated, A::BlockOut);

@@ -17,6 +17,7 @@
 //
 // T below is the number of tokens in the step.
 #include <cstdint>
+#include <span>
 
 #include "model/model_config.h"
 
@@ -60,6 +61,17 @@ class LayerOps {
   virtual bool has(int32_t layer, LayerTensor tensor) const = 0;
   // y (T, rows) = x (T, cols) W^T for the layer's matrix w.
   virtual void project(int32_t layer, LayerTensor w, Activation x, Activation y) = 0;
+  // One matrix of projectShared: y = x W^T for the layer's matrix w.
+  struct Projection {
+    LayerTensor w;
+    Activation y;
+  };
+  // The projections of one input (Q, K and V; gate and up), the outputs distinct buffers other
+  // than x: a backend may run them as one product that prepares x once. By default, project
+  // each in turn.
+  virtual void projectShared(int32_t layer, Activation x, std::span<const Projection> outputs) {
+    for (const Projection& p : outputs) project(layer, p.w, x, p.y);
+  }
   // y (T, width) += bias (width).
   virtual void addBias(int32_t layer, LayerTensor bias, Activation y) = 0;
   // y = rmsnorm(x) * weight over rows of `width` floats (x holds T * (its width / width) rows);

@@ -72,6 +72,16 @@ void ApiServer::Impl::sendError(httplib::Response& res, const ApiError& error,
 
 std::string ApiServer::Impl::authenticate(const httplib::Request& req) const {
   if (keys.empty()) return "local";
+  auto valuesOf = [&req](const char* name) {
+    std::vector<std::string> values;
+    for (size_t i = 0; i < req.get_header_value_count(name); ++i)
+      values.push_back(req.get_header_value(name, i));
+    return values;
+  };
+  if (conflictingKeys(valuesOf("Authorization"), valuesOf("X-Api-Key")))
+    throw ApiError::unauthorized(
+        "More than one API key given: send exactly one, as \"Authorization: Bearer KEY\" or "
+        "\"X-Api-Key: KEY\".");
   const std::string presented =
       presentedKey(req.get_header_value("Authorization"), req.get_header_value("X-Api-Key"));
   if (presented.empty())
@@ -182,6 +192,12 @@ void ApiServer::Impl::installRoutes() {
   http.set_tcp_nodelay(true);  // each SSE frame leaves at once (no Nagle wait for an ACK)
   http.set_socket_options([this](socket_t sock) {
     httplib::default_socket_options(sock);
+    // A fixed send buffer (accepted connections inherit it; Linux doubles it): a client that
+    // stops reading backs its answer up here, at most ~128 KiB of kernel memory, and the next
+    // write waits at most the write timeout, then its request is aborted. Left to autotuning,
+    // loopback buffers grow to 4 MiB and a stalled stream never stalls.
+    const int sendBuffer = 64 * 1024;
+    setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &sendBuffer, sizeof sendBuffer);
     listenSocket = int(sock);  // the server's listening socket (start() widens its backlog)
   });
   // Every admitted request holds a thread while it waits or streams; a few spare serve the rest.

@@ -1,5 +1,7 @@
 #include "server/gateway.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
@@ -61,9 +63,22 @@ std::string presentedKey(const std::string& authorization, const std::string& xA
   return {};
 }
 
+bool conflictingKeys(const std::vector<std::string>& authorizations,
+                     const std::vector<std::string>& xApiKeys) {
+  if (authorizations.size() > 1 || xApiKeys.size() > 1) return true;
+  if (authorizations.empty() || xApiKeys.empty()) return false;
+  return presentedKey(authorizations[0], "") != xApiKeys[0];
+}
+
 bool isLoopbackHost(const std::string& host) {
   const std::string h = lower(host);
-  return h == "localhost" || h == "::1" || h.rfind("127.", 0) == 0;
+  if (h == "localhost") return true;
+  // Numeric addresses only: a name such as "127.0.0.1.example.com" starts like one but may
+  // resolve anywhere (and as a Host header it is what a DNS-rebinding page sends).
+  in_addr v4{};
+  if (inet_pton(AF_INET, h.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  return inet_pton(AF_INET6, h.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
 bool hostAllowed(const std::string& hostHeader, const std::string& boundHost,

@@ -28,6 +28,13 @@ class ApiKeys {
 // "Authorization: Bearer K" or "X-Api-Key: K"; empty when neither is given.
 std::string presentedKey(const std::string& authorization, const std::string& xApiKey);
 
+// True when a request carries more than one credential: two Authorization fields, two X-Api-Key
+// fields, or both fields naming different keys. Authorization is a singleton field (RFC 9110
+// 11.6.2, 5.3: only list-based fields may repeat), so which of two values counts would be a guess
+// (a proxy may act on the first, the server on the last): such a request is refused.
+bool conflictingKeys(const std::vector<std::string>& authorizations,
+                     const std::vector<std::string>& xApiKeys);
+
 bool isLoopbackHost(const std::string& host);  // 127.0.0.0/8, ::1, localhost
 
 // The Host header must name the server: a loopback name (any port) when it listens on loopback,

@@ -15,6 +15,8 @@
 
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_device.h"
+#include "backend/cuda/cuda_module_abi.h"
+#include "backend/cuda_module.h"
 #include "common/test_paths.h"
 #include "ember/engine.h"
 #include "kernels/kernel_test_support.h"
@@ -61,6 +63,9 @@ class CudaFaultsTest : public QObject {
   Q_OBJECT
 
  private slots:
+  // The engine's loads go to this test's own copy of the backend, whose fault switch it arms
+  // (not to libember_cuda.so, which has a switch of its own).
+  void initTestCase() { useLinkedCudaModule(cuda::linkedCudaModuleTable()); }
   void cleanup() { ct::disarmFault(); }
 
   void checkedCallReportsTheInjectedError() {

@@ -15,9 +15,13 @@ import time
 import httpx
 import openai
 
+from cancel_checks import check_prefill_disconnect, check_sigterm_streams, check_stalled_reader
+from gateway_checks import check_bind, check_one_credential, check_path_models, check_rate_limits
 from limit_checks import check_limits
 from logprob_checks import check_logprobs
 from serve_support import Schemas, Server, metric, raw_request
+from value_checks import (check_numeric_extremes, check_over_context_run, check_unknown_fields,
+                          check_wrong_types)
 
 KEY = "sk-ember-test-0123456789"
 REQUEST_TIMEOUT = 4  # ember-serve --request-timeout for the checks (a slow client is cut after it)
@@ -435,10 +439,21 @@ def main():
         check_sdk_and_schemas(server, schemas)
         check_logprobs(server, schemas, KEY, check, args.model)
         check_hostile(server, schemas)
+        check_numeric_extremes(server, schemas, KEY, check)
+        check_wrong_types(server, schemas, KEY, check)
+        check_unknown_fields(server, KEY, check)
+        check_over_context_run(server, KEY, check)
+        check_one_credential(server, schemas, KEY, check)
+        check_bind(args.serve, args.model, server, check)
+        check_path_models(server, args.workdir, KEY, check)
         check_limits(server, schemas, KEY, check, REQUEST_TIMEOUT)
         check_disconnect(server)
         check_usage_and_log(args.serve, server, args.workdir)
     check_sigterm(args.serve, args.model, args.workdir)
+    check_sigterm_streams(args.serve, args.model, args.workdir, KEY, check)
+    check_rate_limits(args.serve, args.model, args.workdir, schemas, KEY, check)
+    check_prefill_disconnect(args.serve, args.model, args.workdir, KEY, check)
+    check_stalled_reader(args.serve, args.model, args.workdir, KEY, check)
     print(f"{len(FAILURES)} failure(s), {schemas.validated} bodies validated, "
           f"{time.time() - started:.0f} s", flush=True)
     sys.exit(1 if FAILURES else 0)

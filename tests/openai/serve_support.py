@@ -48,6 +48,12 @@ class Schemas:
         self.registry = Registry().with_resource("urn:openai", resource)
         self.validated = 0
 
+    def accepts(self, name, instance):
+        """Whether the spec's schema `name` allows `instance` (a request the spec allows)."""
+        schema = {"$ref": f"urn:openai#/components/schemas/{name}"}
+        validator = jsonschema.Draft202012Validator(schema, registry=self.registry)
+        return next(validator.iter_errors(instance), None) is None
+
     def validate(self, name, instance, what):
         schema = {"$ref": f"urn:openai#/components/schemas/{name}"}
         validator = jsonschema.Draft202012Validator(schema, registry=self.registry)
@@ -114,7 +120,7 @@ class Server:
     """ember-serve on a free loopback port with the given model; a context manager."""
 
     def __init__(self, serve, model_path, workdir, name, key, parallel=4, queue=64, fresh=False,
-                 request_timeout=None):
+                 request_timeout=None, extra_args=(), context=1024):
         self.serve, self.model_path, self.key = serve, model_path, key
         self.port = free_port()
         self.usage_db = os.path.join(workdir, f"{name}-usage.sqlite")
@@ -124,10 +130,11 @@ class Server:
                 if os.path.exists(path):
                     os.remove(path)
         self.args = [serve, "--model", model_path, "--port", str(self.port), "--api-key", key,
-                     "--parallel", str(parallel), "--queue", str(queue), "--context", "1024",
+                     "--parallel", str(parallel), "--queue", str(queue), "--context", str(context),
                      "--threads", "2", "--usage-db", self.usage_db, "--log-file", self.log_file]
         if request_timeout:
             self.args += ["--request-timeout", str(request_timeout)]
+        self.args += list(extra_args)
 
     def __enter__(self):
         self.process = subprocess.Popen(self.args)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -13,7 +14,9 @@
 #include "ember/model_file.h"
 
 #ifdef EMBER_WITH_CUDA
-#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+#include "ember/devices.h"
 #endif
 
 namespace ember::bench {
@@ -107,6 +110,24 @@ std::vector<double> mapped(const std::vector<double>& v, const std::function<dou
   return out;
 }
 
+// The probes' module: $EMBER_BENCH_CUDA_PROBES, else <executable's folder>/../lib/ember/.
+// Opened only here, so that ember-bench's other figures run without the CUDA libraries.
+const GpuProbes& gpuProbes() {
+  std::string path;
+  if (const char* env = std::getenv("EMBER_BENCH_CUDA_PROBES"); env && *env) {
+    path = env;
+  } else {
+    path = std::filesystem::read_symlink("/proc/self/exe").parent_path().string() +
+           "/../lib/ember/libember_bench_cuda.so";
+  }
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) throw Error(std::string("ember-bench gpu: cannot load its probes: ") + dlerror());
+  using Entry = const GpuProbes* (*)();
+  const auto entry = reinterpret_cast<Entry>(dlsym(handle, "ember_bench_gpu_probes"));
+  if (!entry) throw Error("ember-bench gpu: " + path + " has no ember_bench_gpu_probes");
+  return *entry();
+}
+
 std::unique_ptr<BenchHost> loadCudaEngine(EngineOptions options) {
   options.backend = "cuda";
   auto engine = std::make_unique<BenchHost>(options);
@@ -119,19 +140,19 @@ std::unique_ptr<BenchHost> loadCudaEngine(EngineOptions options) {
 }  // namespace
 
 int runGpuFigures(const GpuBenchOptions& o, Reporter& reporter) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0)
-    throw Error("ember-bench gpu: no CUDA device is present");
-  std::fprintf(stderr, "ember-bench gpu: %s\n", deviceDescription().c_str());
+  if (const std::string reason = cudaUnavailableReason(); !reason.empty())
+    throw Error("ember-bench gpu: no CUDA device is usable: " + reason);
+  const GpuProbes& probes = gpuProbes();
+  std::fprintf(stderr, "ember-bench gpu: %s\n", probes.deviceDescription().c_str());
   const ModelFacts facts = readModelFacts(o.modelPath);
   const std::string sha = modelChecksum(o.modelPath, facts.fileBytes);
 
   // The limits, measured in this run.
   std::vector<double> copy, bf16, fp16;
   for (int r = 0; r < o.repetitions; ++r) {
-    copy.push_back(probeDeviceCopyBandwidth());
-    bf16.push_back(probeGemmTflops(true));
-    fp16.push_back(probeGemmTflops(false));
+    copy.push_back(probes.copyBandwidth(size_t(1) << 30));
+    bf16.push_back(probes.gemmTflops(true, 4096));
+    fp16.push_back(probes.gemmTflops(false, 4096));
   }
   reporter.report("gpu_copy_bw", "GB/s", copy, {}, "");
   reporter.report("gpu_gemm_bf16", "TFLOP/s", bf16, {}, "");

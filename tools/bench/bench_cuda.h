@@ -28,9 +28,16 @@ struct GpuBenchOptions {
 // without a device, throws ember::Error saying so.
 int runGpuFigures(const GpuBenchOptions& options, Reporter& reporter);
 
-// Device probes (bench_cuda_probes.cpp; CUDA builds only).
+// Device probes (bench_cuda_probes.cpp: the module libember_bench_cuda.so of CUDA builds).
 double probeDeviceCopyBandwidth(size_t bytes = size_t(1) << 30);  // GB/s, read + written
 double probeGemmTflops(bool bf16, int size = 4096);                // cuBLAS GEMM, TFLOP/s
 std::string deviceDescription();                                   // "NVIDIA H200 (cc 9.0, 132 SMs)"
+
+// What the probes' module exports (ember_bench_gpu_probes); both sides come from one build.
+struct GpuProbes {
+  double (*copyBandwidth)(size_t bytes);
+  double (*gemmTflops)(bool bf16, int size);
+  std::string (*deviceDescription)();
+};
 
 }  // namespace ember::bench

@@ -1,6 +1,7 @@
 // The device limits ember-bench gpu compares against: copy bandwidth and cuBLAS matrix rate,
-// each timed with CUDA events after a warm-up, best of several launches.
-#ifdef EMBER_WITH_CUDA
+// each timed with CUDA events after a warm-up, best of several launches. Built as its own module
+// (libember_bench_cuda.so beside libember_cuda.so), which ember-bench opens only for `gpu`: the
+// other figures (memory, load) run in a process that maps no CUDA library.
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -143,4 +144,11 @@ double probeGemmTflops(bool bf16, int size) {
 }
 
 }  // namespace ember::bench
-#endif  // EMBER_WITH_CUDA
+
+extern "C" __attribute__((visibility("default"))) const ember::bench::GpuProbes*
+ember_bench_gpu_probes() {
+  static const ember::bench::GpuProbes probes{&ember::bench::probeDeviceCopyBandwidth,
+                                              &ember::bench::probeGemmTflops,
+                                              &ember::bench::deviceDescription};
+  return &probes;
+}

@@ -65,6 +65,8 @@ Server:
   --max-body-bytes N      largest request body (default 8 MiB)
   --request-timeout S     the whole request must arrive within S seconds, else 408 (default 30;
                           0: none)
+  --write-timeout S       a client that reads nothing of its answer for S seconds is cut off and
+                          its request aborted (default 15)
   --log-prompts           the request log holds the request bodies (off by default)
 )";
 
@@ -115,7 +117,7 @@ int runServer(const cli::Args& raw) {
       {"--model", "--host", "--port", "--api-key", "--api-key-file", "--parallel", "--queue",
        "--context", "--threads", "--rpm", "--tpm", "--allow-origin", "--allow-host", "--usage-db",
        "--log-file", "--max-body-bytes", "--request-timeout", "--backend", "--upstream",
-       "--health-interval"},
+       "--health-interval", "--write-timeout"},
       {"--log-prompts", "--no-affinity"});
   const std::vector<std::string> upstreams = args.values("--upstream");
   const bool local = args.value("--model").has_value();
@@ -141,6 +143,7 @@ int runServer(const cli::Args& raw) {
   if (auto h = args.value("--allow-host")) options.allowedHosts.push_back(*h);
   options.maxBodyBytes = size_t(integerOption(args, "--max-body-bytes", 8 << 20, 1024, 1LL << 32));
   options.requestTimeoutSeconds = int(integerOption(args, "--request-timeout", 30, 0, 3600));
+  options.writeTimeoutSeconds = int(integerOption(args, "--write-timeout", 15, 1, 3600));
   options.usageDatabase = args.value("--usage-db").value_or(dataDir() + "/serve-usage.sqlite");
   options.logFile = args.value("--log-file").value_or("");
   options.logPrompts = args.flag("--log-prompts");

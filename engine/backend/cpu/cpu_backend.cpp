@@ -163,7 +163,10 @@ void CpuBackend::embedTokens(const ForwardBatch& batch, int64_t tokens) {
   pool_.parallelFor(tokens, 1, [&](int64_t begin, int64_t end, int) {
     for (int64_t t = begin; t < end; ++t) {
       float* row = ws_.hidden.data() + t * width;
-      dequantizeRow(weights_.tokenEmbedding, batch.tokens[size_t(t)], row);
+      if (weights_.tokenEmbeddingRepacked)  // the same floats (embeddingReadsRepacked)
+        dequantizeRepackedRow(*weights_.tokenEmbeddingRepacked, batch.tokens[size_t(t)], row);
+      else
+        dequantizeRow(weights_.tokenEmbedding, batch.tokens[size_t(t)], row);
       if (scale != 1.0f)
         for (int64_t i = 0; i < width; ++i) row[i] *= scale;
     }

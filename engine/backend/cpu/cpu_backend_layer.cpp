@@ -44,6 +44,15 @@ class CpuLayerOps final : public model::LayerOps {
     matmul(b_.pool_, matrix(layer, w), buffer(x), tokens_, buffer(y), ws_.matmul);
   }
 
+  // One product over all matrices: x quantized once, one pool round trip (matmulShared).
+  void projectShared(int32_t layer, Activation x,
+                     std::span<const Projection> outputs) override {
+    MatmulTarget targets[kMaxSharedTargets];
+    size_t count = 0;
+    for (const Projection& p : outputs) targets[count++] = {&matrix(layer, p.w), buffer(p.y)};
+    matmulShared(b_.pool_, {targets, count}, buffer(x), tokens_, ws_.matmul);
+  }
+
   void addBias(int32_t layer, LayerTensor bias, Activation y) override {
     const std::vector<float>& b = vector(layer, bias);
     float* out = buffer(y);
@@ -64,7 +73,7 @@ class CpuLayerOps final : public model::LayerOps {
     const float* angles = ws_.rope.data() + int64_t(variant) * tokens_ * c_.ropeDims;
     float* data = buffer(x);
     const int64_t stride = width(x);
-    b_.pool_.parallelFor(tokens_, 1, [&](int64_t begin, int64_t end, int) {
+    b_.pool_.parallelFor(tokens_, tokenGrain(stride), [&](int64_t begin, int64_t end, int) {
       for (int64_t t = begin; t < end; ++t)
         ops::applyRope(rope, angles + t * c_.ropeDims, data + t * stride, heads, c_.headDim);
     });
@@ -73,7 +82,7 @@ class CpuLayerOps final : public model::LayerOps {
   void writeKv(int32_t layer) override {
     const ops::KvLayerView kv = b_.kvLayer(layer);
     const int64_t kDim = c_.kvDim(), vDim = c_.vDim();
-    b_.pool_.parallelFor(tokens_, 1, [&](int64_t begin, int64_t end, int) {
+    b_.pool_.parallelFor(tokens_, tokenGrain(kDim + vDim), [&](int64_t begin, int64_t end, int) {
       for (int64_t t = begin; t < end; ++t) {
         const BatchSequence& s = batch_.sequences[size_t(ws_.tokenSequence[size_t(t)])];
         ops::storeKv(kv, s.blockTable, ws_.tokenPosition[size_t(t)], ws_.k.data() + t * kDim,
@@ -87,7 +96,7 @@ class CpuLayerOps final : public model::LayerOps {
   void gatedActivation(model::FfnActivation activation) override {
     const int64_t ff = c_.ffnDim;
     const bool gelu = activation == model::FfnActivation::GeluTanhGlu;
-    b_.pool_.parallelFor(tokens_, 1, [&](int64_t begin, int64_t end, int) {
+    b_.pool_.parallelFor(tokens_, tokenGrain(ff), [&](int64_t begin, int64_t end, int) {
       for (int64_t t = begin; t < end; ++t) {  // row by row: the activations chunk each row
         float* gate = ws_.gate.data() + t * ff;
         const float* up = ws_.up.data() + t * ff;
@@ -117,6 +126,10 @@ class CpuLayerOps final : public model::LayerOps {
   }
 
  private:
+  // Tokens per chunk of a per-token elementwise step over `width` floats each: a decode step of
+  // a few sequences runs on the calling thread (a pool round trip would cost more).
+  static int64_t tokenGrain(int64_t width) { return std::max<int64_t>(1, 8192 / width); }
+
   float* buffer(Activation a) {
     switch (a) {
       case Activation::Hidden: return ws_.hidden.data();
@@ -191,7 +204,7 @@ void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
   const int64_t qDim = c_.qDim();
   // llama.cpp scales Qcur in float where the architecture does, then takes q.k with q converted
   // to the fp16 of the cache.
-  b_.pool_.parallelFor(tokens_, 1, [&](int64_t begin, int64_t end, int) {
+  b_.pool_.parallelFor(tokens_, tokenGrain(qDim), [&](int64_t begin, int64_t end, int) {
     for (int64_t t = begin; t < end; ++t) {
       float* q = ws_.q.data() + t * qDim;
       if (step.queryScale != 1.0f)
@@ -253,7 +266,7 @@ void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
 }
 
 void CpuBackend::addInPlace(float* y, const float* x, int64_t count) {
-  pool_.parallelFor(count, 4096, [&](int64_t begin, int64_t end, int) {
+  pool_.parallelFor(count, 16384, [&](int64_t begin, int64_t end, int) {
     for (int64_t i = begin; i < end; ++i) y[i] += x[i];
   });
 }

@@ -44,13 +44,25 @@ struct CpuWeights {
   std::vector<std::unique_ptr<RepackedMatrix>> repacked;
   size_t repackedBytes = 0;
   size_t replacedBytes = 0;  // file bytes of the repacked matrices, no longer read
+  // The tied output's repacked copy when the token lookups read it (embeddingReadsRepacked),
+  // else null (the lookups read the file's rows).
+  const RepackedMatrix* tokenEmbeddingRepacked = nullptr;
 };
+
+// Whether a repacked row of `type` dequantizes to exactly the floats of the source's row
+// (dequantizeRow): Q8_0, Q4_1, Q5_0 and Q5_1, whose layouts keep q, d and m as stored and whose
+// dequantization is the same d * (q - offset) + m in float (the repacked form adds m = +0 where
+// the source has none, which turns a -0 into +0 and changes no other value). Q4_0 (its m is
+// -8 d, rounded otherwise) and the K-quants are not.
+bool embeddingReadsRepacked(gguf::GgmlType type);
 
 // Throws ember::Error naming the tensor when its type is not supported.
 CpuWeights loadCpuWeights(const model::ModelWeights& weights);
 
 // Fast kernels: repacks every matrix of a repackable type except the token embedding (read row
-// by row from the file; a tied output matrix gets its own repacked copy), one matrix at a time,
+// by row from the file; a tied output matrix gets its own repacked copy, which the lookups then
+// read instead of the file when embeddingReadsRepacked: the embedding's file pages, released
+// while repacking, are not faulted back in by the lookups), one matrix at a time,
 // each on the whole pool. The file pages of a matrix that was repacked are handed back to the kernel
 // (madvise) right after, so resident memory grows by the repacked bytes less the file bytes
 // they replace, never by the whole model twice.

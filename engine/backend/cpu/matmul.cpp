@@ -21,6 +21,9 @@ constexpr size_t kParallelMinBytes = 32 * 1024;
 constexpr size_t kRowTileBytes = 16 * 1024;
 constexpr size_t kTokenTileBytes = 256 * 1024;
 constexpr int64_t kRowMultiple = 4;  // the kernels' row tile
+// Activations of up to this many floats (a decode step of a few sequences) are quantized on
+// the calling thread: a pool round trip costs more than quantizing them.
+constexpr int64_t kInlinePrepareElements = 16384;
 
 std::string describe(const gguf::TensorInfo& t) {
   return "tensor '" + t.name + "' (" + std::string(gguf::ggmlTypeName(t.type)) + ")";
@@ -178,8 +181,8 @@ void matmulShared(ThreadPool& pool, std::span<const MatmulTarget> targets, const
         inputs[s].prepare(x + t * cols, cols,
                           base + inputs[s].offset + size_t(t) * inputs[s].stride);
   };
-  if (n == 1)
-    prepareTokens(0, 1, 0);
+  if (n * cols <= kInlinePrepareElements)
+    prepareTokens(0, n, 0);
   else
     pool.parallelFor(n, 1, prepareTokens);
 

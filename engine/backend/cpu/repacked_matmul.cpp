@@ -15,6 +15,9 @@ namespace {
 constexpr size_t kParallelMinBytes = 32 * 1024;
 // Prompts: the activation rows of one token tile (walked once per row group) stay in L2.
 constexpr size_t kTokenTileBytes = 192 * 1024;
+// Activations of up to this many floats (a decode step of a few sequences) are quantized on
+// the calling thread: a pool round trip costs more than quantizing them.
+constexpr int64_t kInlinePrepareElements = 16384;
 
 struct Piece {
   const RepackedMatrix* m;
@@ -71,8 +74,8 @@ void repackedMatmulShared(ThreadPool& pool, std::span<const MatmulTarget> target
   auto prepareTokens = [&](int64_t b, int64_t e, int) {
     for (int64_t t = b; t < e; ++t) prepare(x + t * cols, cols, base + size_t(t) * stride);
   };
-  if (n == 1)
-    prepareTokens(0, 1, 0);
+  if (n * cols <= kInlinePrepareElements)
+    prepareTokens(0, n, 0);
   else
     pool.parallelFor(n, 1, prepareTokens);
 

@@ -6,9 +6,10 @@
 // unpacked once into 8 vectors W[j] (elements 4j..4j+3 of every row; Int8 as q + 128 so that
 // they are vpdpbusd's unsigned side, with 128 * S subtracted from the exact sum), then for each
 // token of the tile 8 vpdpbusd against the broadcast activation quads give the 16 row sums.
+// Nibble5 ORs the fifth bits into the nibbles and subtracts offset * S from the exact sum.
 // AVX2: the same per half group (8 rows per 256-bit vector) with vpmaddubsw: Nibble4 sums the
 // 16-bit pairs of all 8 vectors (at most 8 * 2 * 15 * 127 = 30480, no overflow) before one
-// vpmaddwd; Int8 multiplies |q| by sign(x, q) (pairs at most 2 * 128 * 127) and widens each.
+// vpmaddwd, Nibble5 those of 4 vectors at a time (4 * 2 * 31 * 127 = 31496); Int8 multiplies |q| by sign(x, q) (pairs at most 2 * 128 * 127) and widens each.
 #include "backend/cpu/quant/kernels.h"
 #include "backend/cpu/quant/x86_simd.h"
 #include "backend/cpu/repacked_kernels.h"
@@ -46,16 +47,28 @@ void groupTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStr
   for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
   const __m512i lowNibble = _mm512_set1_epi8(0x0f);
   const __m512i flip = _mm512_set1_epi8(int8_t(0x80));
+  const __m512i bit4 = _mm512_set1_epi8(16);
+  const int32_t offset = m.quantOffset;
   for (int64_t b = 0; b < m.blocks; ++b) {
     const uint8_t* blk = m.block(g, b);
     prefetchBlock(blk + kPrefetchBlocks * m.blockBytes, m.blockBytes);
     __m512i w[8];
-    if constexpr (kLayout == RepackedLayout::Nibble4) {
+    if constexpr (kLayout != RepackedLayout::Int8) {
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
         const __m512i packed = _mm512_loadu_si512(blk + 64 * k);
         w[k] = _mm512_and_si512(packed, lowNibble);
         w[4 + k] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), lowNibble);
+      }
+      if constexpr (kLayout == RepackedLayout::Nibble5) {
+        // Bit k of each high byte becomes bit 4 of w[k]'s byte (as in laneTile).
+        const __m512i high = _mm512_loadu_si512(blk + 256);
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k) {
+          const __m512i moved = k < 4 ? _mm512_slli_epi16(high, 4 - k)
+                                      : k > 4 ? _mm512_srli_epi16(high, k - 4) : high;
+          w[k] = _mm512_ternarylogic_epi32(w[k], moved, bit4, 0xF8);  // w | (moved & bit4)
+        }
       }
     } else {
 #pragma GCC unroll 8
@@ -76,6 +89,8 @@ void groupTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStr
       __m512i sum = _mm512_add_epi32(even, odd);
       if constexpr (kLayout == RepackedLayout::Int8)
         sum = _mm512_sub_epi32(sum, _mm512_set1_epi32(128 * xr[t].sum[b]));
+      if constexpr (kLayout == RepackedLayout::Nibble5)  // q - offset
+        sum = _mm512_sub_epi32(sum, _mm512_set1_epi32(offset * xr[t].sum[b]));
       const float dx = xr[t].d[b];
       acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(dw, _mm512_set1_ps(dx)),
                                acc[t]);
@@ -99,6 +114,8 @@ void groupTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStr
   const int64_t rows = quant::minOf(kRepackGroupRows, m.rows - g * kRepackGroupRows);
   const __m256i lowNibble = _mm256_set1_epi8(0x0f);
   const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i bit4 = _mm256_set1_epi8(16);
+  const int32_t offset = m.quantOffset;
   for (int h = 0; h < 2; ++h) {  // rows 8h .. 8h + 7
     if (8 * h >= rows) break;
     __m256 acc[T];
@@ -108,12 +125,21 @@ void groupTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStr
       const uint8_t* blk = m.block(g, b);
       if (h == 0) prefetchBlock(blk + kPrefetchBlocks * m.blockBytes, m.blockBytes);
       __m256i w[8];
-      if constexpr (kLayout == RepackedLayout::Nibble4) {
+      if constexpr (kLayout != RepackedLayout::Int8) {
 #pragma GCC unroll 4
         for (int k = 0; k < 4; ++k) {
           const __m256i packed = quant::load256(blk + 64 * k + 32 * h);
           w[k] = _mm256_and_si256(packed, lowNibble);
           w[4 + k] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), lowNibble);
+        }
+        if constexpr (kLayout == RepackedLayout::Nibble5) {
+          const __m256i high = quant::load256(blk + 256 + 32 * h);  // as in laneTile
+#pragma GCC unroll 8
+          for (int k = 0; k < 8; ++k) {
+            const __m256i moved = k < 4 ? _mm256_slli_epi16(high, 4 - k)
+                                        : k > 4 ? _mm256_srli_epi16(high, k - 4) : high;
+            w[k] = _mm256_or_si256(w[k], _mm256_and_si256(moved, bit4));
+          }
         }
       } else {
 #pragma GCC unroll 8
@@ -133,6 +159,18 @@ void groupTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStr
             pairs = _mm256_add_epi16(
                 pairs, _mm256_maddubs_epi16(w[j], _mm256_set1_epi32(loadQuad(xq + 4 * j))));
           sum = _mm256_madd_epi16(pairs, ones);
+        } else if constexpr (kLayout == RepackedLayout::Nibble5) {
+          // 5-bit q: a pair is at most 2 * 31 * 127, so 4 vectors' pairs fit in int16.
+          __m256i low = _mm256_setzero_si256(), high = _mm256_setzero_si256();
+#pragma GCC unroll 4
+          for (int j = 0; j < 4; ++j) {
+            low = _mm256_add_epi16(
+                low, _mm256_maddubs_epi16(w[j], _mm256_set1_epi32(loadQuad(xq + 4 * j))));
+            high = _mm256_add_epi16(
+                high, _mm256_maddubs_epi16(w[4 + j], _mm256_set1_epi32(loadQuad(xq + 16 + 4 * j))));
+          }
+          sum = _mm256_add_epi32(_mm256_madd_epi16(low, ones), _mm256_madd_epi16(high, ones));
+          sum = _mm256_sub_epi32(sum, _mm256_set1_epi32(offset * xr[t].sum[b]));  // q - offset
         } else {
           sum = _mm256_setzero_si256();
 #pragma GCC unroll 8
@@ -209,7 +247,9 @@ RepackedDotFn x86RepackedKernel(const RepackedMatrix& m) {
 #else
   if (m.layout == L::NibbleK) return nullptr;  // AVX2 has no NibbleK kernel: the scalar one
 #endif
-  if (m.llamaLanes || m.layout == L::Nibble5) return x86LaneKernel(m);  // Nibble5: lanes only
+  if (m.llamaLanes) return x86LaneKernel(m);
+  if (m.layout == L::Nibble5)
+    return m.roundedMinSum ? runRepacked<L::Nibble5, true> : runRepacked<L::Nibble5, false>;
   if (m.layout == L::Nibble4)
     return m.roundedMinSum ? runRepacked<L::Nibble4, true> : runRepacked<L::Nibble4, false>;
   return m.roundedMinSum ? runRepacked<L::Int8, true> : runRepacked<L::Int8, false>;

@@ -102,8 +102,9 @@ std::unique_ptr<Engine> Engine::load(const EngineOptions& options, LoadControl* 
   d->tokenizer = Tokenizer::fromGguf(*d->file);
   d->chat.emplace(chat::resolveChatTemplate(*d->file));
   progress.checkCancelled();
-  d->backend = makeBackend(*d->file, options.backend, options.threads, nullptr, options.kernels,
-                           progress.prepareProgress());
+  std::string autoFallback;
+  d->backend = makeBackend(*d->file, options.backend, options.threads, &autoFallback,
+                           options.kernels, progress.prepareProgress());
   progress.checkCancelled();
 
   int32_t context = options.contextLength;
@@ -153,6 +154,12 @@ std::unique_ptr<Engine> Engine::load(const EngineOptions& options, LoadControl* 
   d->info.trainedContext = config.contextLength;
   d->info.contextLength = context;
   d->info.backendName = d->backend->name();
+  // "auto" on the CPU: say why (no driver, no device, the module missing or refused, a weight
+  // type the CUDA kernels lack), where the user reads which backend runs.
+  if (options.backend == "auto" && !d->info.backendName.starts_with("cuda")) {
+    if (const std::string why = cudaNotUsedReason(autoFallback); !why.empty())
+      d->info.backendName += "; CUDA not used: " + why;
+  }
   d->info.chatTemplateName = d->chat->name;
   d->info.chatTemplateWarning = d->chat->warning;
   progress.done();

@@ -45,6 +45,8 @@ class ChatTemplateSandbox : public QObject {
   void limitsStopRunawayTemplates();
   void limitsAreConfigurable();
   void unboundedRecursionFailsInJinja2Too();
+  void selfContainingNamespacePrintsLikeJinja2();
+  void deepValuesAreLimitsNotCrashes();
   void errorsCarryLineAndColumn_data();
   void errorsCarryLineAndColumn();
 };
@@ -158,6 +160,63 @@ void ChatTemplateSandbox::unboundedRecursionFailsInJinja2Too() {
   EMBER_REQUIRE_JINJA2(std::vector<ember::test::ReferenceCase>({{"r", source, Json::object()}}), &reference);
   QVERIFY(!reference["r"].ok);
   QVERIFY(renderError(source));
+}
+
+// A namespace is the one value a template can make hold itself. Python's repr marks a value
+// already being printed with "{...}" / "[...]"; the fuzzer found the renderer recursing until
+// the stack ran out instead. Reference: the same templates rendered by Python's Jinja2.
+void ChatTemplateSandbox::selfContainingNamespacePrintsLikeJinja2() {
+  const std::vector<ember::test::ReferenceCase> cases = {
+      {"itself", "{% set ns = namespace(n=0) %}{% set ns.n = ns %}{{ ns }}", Json::object()},
+      {"through containers",
+       "{% set ns = namespace(n=0) %}{% set ns.n = [ns, {'a': ns}] %}{{ ns }}|{{ ns.n }}|{{ ns|string }}",
+       Json::object()},
+      {"attribute chain", "{% set ns = namespace(n=0) %}{% set ns.n = ns %}{{ ns.n.n.n }}",
+       Json::object()},
+      {"two namespaces",
+       "{% set a = namespace() %}{% set b = namespace(a=a) %}{% set a.b = b %}{{ a }}|{{ [b, b] }}",
+       Json::object()},
+  };
+  std::map<std::string, ember::test::ReferenceResult> reference;
+  EMBER_REQUIRE_JINJA2(cases, &reference);
+  for (const auto& c : cases) {
+    const auto& expected = reference[c.id];
+    QVERIFY2(expected.ok, expected.message.c_str());
+    QCOMPARE(ChatTemplate::parse(c.templateSource).render(Json::object()), expected.output);
+  }
+}
+
+// Values nested deeper than any walk over them can recurse: a list wrapped 20000 times is
+// refused when built, a chain of namespaces (each holding the next) renders and is
+// freed without recursing per link, and printing such a chain is refused. Each of these ran
+// the thread out of stack before (SIGSEGV; a stack-overflow report under ASan).
+void ChatTemplateSandbox::deepValuesAreLimitsNotCrashes() {
+  const auto nested = renderError(
+      "{% set ns = namespace(l=[]) %}{% for i in range(20000) %}{% set ns.l = [ns.l] %}"
+      "{% endfor %}{{ ns.l }}");
+  QVERIFY2(nested, "a list nested 20000 deep rendered");
+  QVERIFY2(nested->kind() == TemplateErrorKind::Limit, nested->what());
+  QVERIFY2(std::string(nested->what()).find("nests deeper than 1000 levels") != std::string::npos,
+           nested->what());
+  const auto nestedDict = renderError(
+      "{% set ns = namespace(d={}) %}{% for i in range(5000) %}{% set ns.d = {'k': ns.d} %}"
+      "{% endfor %}");
+  QVERIFY2(nestedDict && nestedDict->kind() == TemplateErrorKind::Limit,
+           nestedDict ? nestedDict->what() : "a dict nested 5000 deep rendered");
+
+  // range() is capped at 100000 items, as in Jinja2's sandbox: two loops make the chain.
+  const std::string chain =
+      "{% set ns = namespace(n=none) %}{% for i in range(1000) %}{% for j in range(300) %}"
+      "{% set ns.n = namespace(n=ns.n) %}{% endfor %}{% endfor %}";
+  QCOMPARE(ChatTemplate::parse(chain + "{{ ns.n.n.n.n is none }}").render(Json::object()),
+           std::string("False"));
+  const auto printed = renderError(chain + "{{ ns }}");
+  QVERIFY2(printed && printed->kind() == TemplateErrorKind::Limit,
+           printed ? printed->what() : "a chain of 300000 namespaces printed");
+  // 999 levels still print, as in Python (whose recursion limit is 1000 frames).
+  QVERIFY(ChatTemplate::parse("{% set ns = namespace(l=[]) %}{% for i in range(998) %}"
+                              "{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l|length }}")
+              .render(Json::object()) == "1");
 }
 
 void ChatTemplateSandbox::errorsCarryLineAndColumn_data() {

@@ -17,7 +17,8 @@
 // SmolLM2's weight types the kernels do not depend on the step size, and chunks change nothing.
 //
 // Kernel modes (cpu::KernelMode): the criteria above hold for "reference" and for "fast" (its
-// repacked kernels keep llama.cpp's sums, so the same bits). "approx" also repacks Gemma's Q6_K
+// repacked kernels keep llama.cpp's sums, so the same bits). "approx" runs Q5_0 on kernels that
+// add each block in one float step (not llama.cpp's 8 lanes) and also repacks Gemma's Q6_K
 // matrices with 32-element activation blocks (its Q4_K ones take fast mode's lossless layout
 // where AVX-512 VNNI exists, and 32-element blocks elsewhere): it does not reach llama.cpp's bar
 // (measured on Gemma-3 when both K-quants used 32-element blocks: worst mean KL 1.0e-2, greedy

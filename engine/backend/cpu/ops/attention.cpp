@@ -27,20 +27,30 @@ void forEachBlockRun(const KvLayerView& kv, std::span<const int32_t> blockTable,
 }
 
 // out (width) = the lanes (valueLanes, width) of each column summed as sumLanes64 / sumLanes16 do,
-// one column at a time, so the pairs stay in registers (and the compiler may take several columns
-// at once) instead of a pass over the lane rows per pairing step.
+// 64 columns at a time with the columns innermost, so that the compiler adds several columns per
+// instruction (each column's sums pair the same values in the same order).
 void reduceValueLanes(const float* lanes, int valueLanes, int64_t width, float* out) {
-  for (int64_t i = 0; i < width; ++i) {
-    float v[kLanes];
-    if (valueLanes == 4 * kLanes)  // groups (0, 2) and (1, 3), then (0, 1)
+  constexpr int64_t kColumns = 64;
+  for (int64_t i0 = 0; i0 < width; i0 += kColumns) {
+    const int64_t w = std::min(kColumns, width - i0);
+    float v[kLanes / 2][kColumns];  // after the first pairing step (l, l + 8)
+    const float* at = lanes + i0;
+    if (valueLanes == 4 * kLanes) {  // groups (0, 2) and (1, 3), then (0, 1)
+      float g[kLanes][kColumns];
       for (int l = 0; l < kLanes; ++l)
-        v[l] = (lanes[l * width + i] + lanes[(32 + l) * width + i]) +
-               (lanes[(16 + l) * width + i] + lanes[(48 + l) * width + i]);
-    else
-      for (int l = 0; l < kLanes; ++l) v[l] = lanes[l * width + i];
-    for (int half = 8; half >= 1; half /= 2)
-      for (int l = 0; l < half; ++l) v[l] += v[l + half];
-    out[i] = v[0];
+        for (int64_t i = 0; i < w; ++i)
+          g[l][i] = (at[l * width + i] + at[(32 + l) * width + i]) +
+                    (at[(16 + l) * width + i] + at[(48 + l) * width + i]);
+      for (int l = 0; l < kLanes / 2; ++l)
+        for (int64_t i = 0; i < w; ++i) v[l][i] = g[l][i] + g[l + 8][i];
+    } else {
+      for (int l = 0; l < kLanes / 2; ++l)
+        for (int64_t i = 0; i < w; ++i) v[l][i] = at[l * width + i] + at[(l + 8) * width + i];
+    }
+    for (int half = 4; half >= 1; half /= 2)
+      for (int l = 0; l < half; ++l)
+        for (int64_t i = 0; i < w; ++i) v[l][i] += v[l + half][i];
+    std::copy(v[0], v[0] + w, out + i0);
   }
 }
 
@@ -201,7 +211,7 @@ void attendHeads(std::span<const AttentionQuery> queries, const KvLayerView& kv,
 
   // The values, each row read once per shared range, in batches of positions across blocks; each
   // lane row still takes its positions in increasing order.
-  constexpr int32_t kValueBatch = 128;
+  constexpr int32_t kValueBatch = 512;  // up to Gemma's window in one call
   const float* rowWeights[kMaxTileQueries];
   float* rowLanes[kMaxTileQueries];
   const uint16_t* valueRows[kValueBatch];

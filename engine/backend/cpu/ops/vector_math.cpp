@@ -132,10 +132,29 @@ const VectorKernels& scalarVectorKernels() {
   return kernels;
 }
 
+bool cpuHasAvx512() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  return cpuHasAvx2FmaF16c() && __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512dq");
+#else
+  return false;
+#endif
+}
+
 const VectorKernels& vectorKernels() {
-  static const VectorKernels& chosen =
-      cpuHasAvx2FmaF16c() ? avx2VectorKernels() : scalarVectorKernels();
+  static const VectorKernels& chosen = cpuHasAvx512()         ? avx512VectorKernels()
+                                       : cpuHasAvx2FmaF16c() ? avx2VectorKernels()
+                                                             : scalarVectorKernels();
   return chosen;
+}
+
+std::vector<const VectorKernels*> supportedVectorKernels() {
+  std::vector<const VectorKernels*> tables{&scalarVectorKernels()};
+  if (cpuHasAvx2FmaF16c()) tables.push_back(&avx2VectorKernels());
+  if (cpuHasAvx512()) tables.push_back(&avx512VectorKernels());
+  return tables;
 }
 
 }  // namespace ember::cpu::ops

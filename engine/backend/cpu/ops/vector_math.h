@@ -1,9 +1,11 @@
 #pragma once
-// Vector primitives of the attention op: a portable scalar version and an AVX2 + FMA + F16C
-// version (vector_math_avx2.cpp), chosen once at run time from the CPU's features. Both compute
+// Vector primitives of the attention op: a portable scalar version, an AVX2 + FMA + F16C version
+// (vector_math_avx2.cpp) and one with AVX-512 multi-query kernels (vector_math_avx512.cpp),
+// chosen once at run time from the CPU's features. Both compute
 // bit-identical results, in the operation order of reference_order.h. "f16" operands are IEEE
 // half-precision bit patterns (the KV cache's storage).
 #include <cstdint>
+#include <vector>
 
 namespace ember::cpu::ops {
 
@@ -58,7 +60,12 @@ constexpr int64_t kGeluTableEntries = 65536 + 2;
 
 const VectorKernels& scalarVectorKernels();
 const VectorKernels& avx2VectorKernels();  // call only when the CPU has AVX2, FMA and F16C
+// The AVX2 table with 512-bit multi-query kernels (the same bits); call only when the CPU also
+// has AVX-512 F, BW, VL and DQ.
+const VectorKernels& avx512VectorKernels();
 // The best kernels this CPU runs.
 const VectorKernels& vectorKernels();
+// Every table this CPU runs, scalar first (the tests compare them).
+std::vector<const VectorKernels*> supportedVectorKernels();
 
 }  // namespace ember::cpu::ops
