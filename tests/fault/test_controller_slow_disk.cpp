@@ -172,6 +172,8 @@ class ControllerSlowDiskTest : public QObject {
     }
     QCOMPARE(rows, current() == 0 ? QStringList() : branch);
     if (current() != 0) {
+      // Every answer in this test is bounded (see initTestCase), whichever chat is shown.
+      QCOMPARE(controller_->settings().value("maxTokens").toInt(), 4);
       const QJsonObject own = QJsonDocument::fromJson(
           db.value("SELECT coalesce(settings, '{}') FROM conversations WHERE id = ?1", {id})
               .toUtf8()).object();
@@ -209,6 +211,11 @@ class ControllerSlowDiskTest : public QObject {
     controller_->newConversation();
     QVERIFY(controller_->setSetting("maxTokens", "4"));
     QVERIFY(controller_->setSetting("temperature", "0"));
+    // As the defaults of every chat, not just this one: the chats the actions make ("new chat")
+    // must answer in 4 greedy tokens too. With only this chat's own settings a new chat answered
+    // with the built-in ones (no token limit, random seed) and now and then ran to the end of
+    // the context (minutes on this machine).
+    controller_->saveSettingsAsDefaults();
     QVERIFY(sendAndFinish(QStringLiteral("kestrel saved before the slow disk")));
   }
 
