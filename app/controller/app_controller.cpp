@@ -131,37 +131,68 @@ QString AppController::activeKeyFor(qint64 conversationId) const {
   return {};
 }
 
+// Send, edit and regenerate show their rows and start the answer at once; the rows are written
+// on the store thread in order (the user's message first, then the answer's row, then its
+// checkpoints and final save), with ids handed out beforehand. The user's message therefore lands
+// before anything of its answer: a crash loses it only together with its answer, never while the
+// answer is saved. When a write fails, the notice says why, the answer is stopped and the chat
+// is read back from the store (what is shown is what is stored).
 bool AppController::send(const QString& text) {
   if (text.trimmed().isEmpty() || !composerBlockReason().isEmpty() || generating()) return false;
-  return guarded([&] {
-    if (currentConversation_ == 0) newConversation();
-    const auto conv = store_.conversation(currentConversation_);
-    const qint64 parent = conv ? conv->activeLeafId : 0;
-    const qint64 userId =
-        store_.addMessage(currentConversation_, parent, store::Role::User, text);
-    if (conv && conv->title == tr("New chat")) {
-      const QString simple = text.simplified();
-      const QString title = simple.size() > 48 ? simple.left(47).trimmed() + QChar(0x2026) : simple;
-      store_.renameConversation(currentConversation_, title);
-    }
-    const qint64 answerId = store_.beginAssistantMessage(userId, answerModel());
-    reloadMessages();
-    startAnswer(currentConversation_, answerId, userId);
-    touchConversation(currentConversation_);
-    emit currentConversationChanged();
-  });
+  if (messagesLoading_) {  // the chat's rows are on their way: sent as soon as they are shown
+    queued_ = {currentConversation_, text};
+    emit queuedMessageChanged();
+    return true;
+  }
+  if (currentConversation_ == 0) newConversation();
+  const qint64 conversationId = currentConversation_;
+  const qint64 parent = messages_.lastId();  // the active leaf
+  const qint64 userId = store_.reserveMessageId();
+  const qint64 answerId = store_.reserveMessageId();
+  const ConversationRow* row = conversations_.find(conversationId);
+  QString title;
+  if (row && row->title == tr("New chat")) {
+    const QString simple = text.simplified();
+    title = simple.size() > 48 ? simple.left(47).trimmed() + QChar(0x2026) : simple;
+  }
+  const QString model = answerModel();
+  write(
+      [=](store::ChatStore& s) {
+        s.addMessage(conversationId, parent, store::Role::User, text, userId);
+        if (!title.isEmpty()) s.renameConversation(conversationId, title);
+        s.beginAssistantMessage(userId, model, answerId);
+      },
+      [this, conversationId, answerId, title] {
+        undoAnswer(conversationId, answerId);
+        if (!title.isEmpty()) reloadConversations();  // the title, as stored
+      });
+  MessageRow user;
+  user.id = userId;
+  user.role = QStringLiteral("user");
+  user.text = text;
+  user.status = QStringLiteral("complete");
+  messages_.appendMessage(user);
+  messages_.appendMessage(streamingRow(answerId));
+  siblingIds_.insert(userId, {userId});
+  siblingIds_.insert(answerId, {answerId});
+  if (!title.isEmpty()) conversations_.rename(conversationId, title);
+  startAnswer(conversationId, answerId, userId);
+  touchConversation(conversationId);
+  emit currentConversationChanged();
+  return true;
 }
 
-// The chat as the model sees it: the system prompt, then the active branch up to the message.
+// The chat as the model sees it: the system prompt, then the shown branch up to the message.
 nlohmann::ordered_json AppController::chatMessages(qint64 conversationId, qint64 upTo) const {
+  Q_ASSERT(conversationId == currentConversation_);  // answers start in the shown chat
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   const QString system = effectiveSettings().value("systemPrompt").toString();
   if (!system.trimmed().isEmpty())
     out.push_back({{"role", "system"}, {"content", system.toStdString()}});
-  for (const store::Message& m : store_.activeBranch(conversationId)) {
-    if (m.role != store::Role::System && !m.content.isEmpty())
-      out.push_back({{"role", store::roleName(m.role).toStdString()},
-                     {"content", m.content.toStdString()}});
+  for (int i = 0; i < messages_.rowCount(); ++i) {
+    const MessageRow& m = *messages_.row(i);
+    if (m.role != QLatin1String("system") && !m.text.isEmpty())
+      out.push_back({{"role", m.role.toStdString()}, {"content", m.text.toStdString()}});
     if (m.id == upTo) break;
   }
   return out;
@@ -210,43 +241,71 @@ void AppController::stop() {
 }
 
 void AppController::regenerate() {
-  if (generating() || !composerBlockReason().isEmpty() || messages_.rowCount() == 0) return;
+  if (generating() || !composerBlockReason().isEmpty() || messages_.rowCount() < 2) return;
   const MessageRow* last = messages_.row(messages_.rowCount() - 1);
   if (!last || last->role != QLatin1String("assistant")) return;
-  guarded([&] {
-    const auto original = store_.message(last->id);
-    const qint64 answerId = store_.beginRegeneration(last->id, answerModel());
-    reloadMessages();
-    startAnswer(currentConversation_, answerId, original ? original->parentId : 0);
-  });
+  const qint64 conversationId = currentConversation_;
+  const qint64 previousId = last->id;
+  const qint64 parentId = messages_.row(messages_.rowCount() - 2)->id;  // its user message
+  const qint64 answerId = store_.reserveMessageId();
+  const QList<MessageRow> before = shownRows();
+  const QString model = answerModel();
+  write([=](store::ChatStore& s) { s.beginRegeneration(previousId, model, answerId); },
+        [this, conversationId, answerId] { undoAnswer(conversationId, answerId); });
+  QList<qint64> siblings = siblingIds_.value(previousId, {previousId});
+  siblings << answerId;
+  for (qint64 id : std::as_const(siblings)) siblingIds_.insert(id, siblings);
+  QList<MessageRow> rows = before;
+  rows.last() = streamingRow(answerId, siblings.size() - 1, siblings.size());
+  messages_.setMessages(rows);
+  startAnswer(conversationId, answerId, parentId);
 }
 
 void AppController::editMessage(qint64 messageId, const QString& newText) {
   if (generating() || newText.trimmed().isEmpty() || !composerBlockReason().isEmpty()) return;
-  guarded([&] {
-    const qint64 userId = store_.editMessage(messageId, newText);
-    const qint64 answerId = store_.beginAssistantMessage(userId, answerModel());
-    reloadMessages();
-    startAnswer(currentConversation_, answerId, userId);
-  });
+  const int at = messages_.rowOf(messageId);
+  if (at < 0 || messages_.row(at)->role != QLatin1String("user")) return;
+  const qint64 conversationId = currentConversation_;
+  const qint64 userId = store_.reserveMessageId();
+  const qint64 answerId = store_.reserveMessageId();
+  const QList<MessageRow> before = shownRows();
+  const QString model = answerModel();
+  write(
+      [=](store::ChatStore& s) {
+        s.editMessage(messageId, newText, userId);
+        s.beginAssistantMessage(userId, model, answerId);
+      },
+      [this, conversationId, answerId] { undoAnswer(conversationId, answerId); });
+  QList<qint64> siblings = siblingIds_.value(messageId, {messageId});
+  siblings << userId;
+  for (qint64 id : std::as_const(siblings)) siblingIds_.insert(id, siblings);
+  siblingIds_.insert(answerId, {answerId});
+  QList<MessageRow> rows = before.mid(0, at);
+  MessageRow user;
+  user.id = userId;
+  user.role = QStringLiteral("user");
+  user.text = newText;
+  user.status = QStringLiteral("complete");
+  user.siblingIndex = siblings.size() - 1;
+  user.siblingCount = siblings.size();
+  rows << user << streamingRow(answerId);
+  messages_.setMessages(rows);
+  startAnswer(conversationId, answerId, userId);
 }
 
 void AppController::switchBranch(qint64 messageId, int delta) {
-  guarded([&] {
-    const store::SiblingInfo siblings = store_.siblings(messageId);
-    const int target = siblings.index + delta;
-    if (target < 0 || target >= siblings.count()) return;
-    store_.selectBranch(siblings.ids.at(target));
-    reloadMessages();
-  });
+  const QList<qint64> siblings = siblingIds_.value(messageId);
+  const int index = siblings.indexOf(messageId);
+  const int target = index + delta;
+  if (index < 0 || target < 0 || target >= siblings.size()) return;
+  const qint64 targetId = siblings.at(target);
+  write([targetId](store::ChatStore& s) { s.selectBranch(targetId); });
+  loadBranch();  // queued after the write: it reads the branch it selected
 }
 
 QVariantMap AppController::statsDetails(qint64 messageId) const {
-  try {
-    if (const auto stats = store_.stats(messageId)) return app::statsDetails(*stats);
-  } catch (const std::exception& e) {
-    log::error(QString::fromUtf8(e.what()));
-  }
+  if (const auto it = stats_.constFind(messageId); it != stats_.cend())
+    return app::statsDetails(*it);
   return {};
 }
 
@@ -302,7 +361,8 @@ void AppController::onFinished(const QString& key, const RequestStats& stats) {
                               .object());
   const bool stopped = stats.finishReason == FinishReason::Cancelled;
   const auto status = stopped ? store::MessageStatus::Stopped : store::MessageStatus::Complete;
-  guarded([&] { store_.finishAssistantMessage(r.messageId, r.text, status, saved); });
+  store_.finishAssistantMessage(r.messageId, r.text, status, saved);
+  stats_.insert(r.messageId, saved);
   QString note;
   if (stats.droppedTurns > 0)
     note = tr("%n older message(s) were left out to fit the context window.", "",

@@ -77,6 +77,11 @@ class AppController : public QObject {
   Q_PROPERTY(QString defaultPreset READ defaultPreset NOTIFY presetsChanged)
   // The UI language setting: "system" (the desktop's locale), "en" or "ko"; read at start.
   Q_PROPERTY(QString language READ language NOTIFY languageChanged)
+  // The shown chat's messages are being read from the store (opening a long chat); its rows and
+  // settings arrive when this turns false.
+  Q_PROPERTY(bool messagesLoading READ messagesLoading NOTIFY messagesLoadingChanged)
+  // A search is running on the store's thread; the results arrive when this turns false.
+  Q_PROPERTY(bool searching READ searching NOTIFY searchingChanged)
 
  public:
   struct Options {
@@ -111,6 +116,8 @@ class AppController : public QObject {
   QString modelLoadText() const;
   QString composerBlockReason() const;
   QString notice() const { return notice_; }
+  bool messagesLoading() const { return messagesLoading_; }
+  bool searching() const { return searching_; }
   QVariantMap settings() const;
   // The chat database, on its own thread (threaded_chat_store.h); its calls run in order.
   store::ThreadedChatStore& store() { return store_; }
@@ -205,6 +212,8 @@ class AppController : public QObject {
   void contextUsageChanged();
   void presetsChanged();
   void languageChanged();
+  void messagesLoadingChanged();
+  void searchingChanged();
   void countInWorker(quint64 generation, const ember::app::WorkerRequest& request);
   void focusComposer();
   void scrollToMessage(qint64 messageId);
@@ -243,8 +252,8 @@ class AppController : public QObject {
   void onReasoningPiece(const QString& key, const QString& text, double ms);
   void checkpointIfDue(ActiveRequest& r, double ms);  // text and reasoning, once a second
   void openStore(const QString& path);
-  void reloadConversations();
-  void reloadMessages();
+  void reloadConversations();  // read again on the store thread
+  void openConversationThen(qint64 conversationId, std::function<void()> then);
   bool startAnswer(qint64 conversationId, qint64 assistantId, qint64 upToMessageId);
   nlohmann::ordered_json chatMessages(qint64 conversationId, qint64 upToMessageId) const;
   QString activeKeyFor(qint64 conversationId) const;
@@ -282,6 +291,34 @@ class AppController : public QObject {
   QString answerModel() const;  // the model a new answer is stored with
   // Runs a store operation; a StoreError becomes the notice and false.
   bool guarded(const std::function<void()>& f);
+
+  // The GUI thread never waits on the store (app_controller_store.cpp): writes are queued with
+  // write(), the GUI showing their outcome at once; reads run on the store thread and come back
+  // through the event loop. What the GUI shows is its own copy: the conversation list, the shown
+  // branch (messages_, with stats_ and siblingIds_), the shown chat's own settings and the app
+  // settings (read once at start).
+  //
+  // write(f, undo): f runs on the store thread after everything queued before it. When it
+  // fails, the notice says why and `undo` (GUI thread) puts the GUI back: it reads again what
+  // the store holds (after a failed fsync SQLite cannot tell whether the row is on disk, so the
+  // GUI is not simply rolled back).
+  void write(std::function<void(store::ChatStore&)> f, std::function<void()> undo = {});
+  QJsonValue appSetting(const QString& key) const { return appSettings_.value(key); }
+  void saveAppSetting(const QString& key, const QJsonValue& value);  // the copy, then queued
+  // Sets these keys of the shown chat's own settings (merged on the store thread, so a chat
+  // whose settings are still on their way keeps its other ones).
+  void saveOwnSettings(const QJsonObject& changes);
+  // Reads the shown chat's active branch and own settings on the store thread; a result for a
+  // chat no longer shown, or older than a newer read, is dropped. `then` runs once it is shown.
+  void loadBranch(std::function<void()> then = {});
+  // The shown branch as rows (a copy of messages_).
+  QList<MessageRow> shownRows() const;
+  void dropAnswer(const QString& key);
+  // A send, edit or regeneration whose rows could not be saved: its answer stopped, the chat
+  // read back from the store (app_controller.cpp).
+  void undoAnswer(qint64 conversationId, qint64 answerId);
+  void reloadAppSettings();  // read again on the store thread
+  static MessageRow streamingRow(qint64 id, int siblingIndex = 0, int siblingCount = 1);  // a request whose rows could not be saved: ended here
 
   // First: destroyed last, after the worker threads; its destructor saves what is still queued.
   store::ThreadedChatStore store_;
@@ -331,6 +368,7 @@ class AppController : public QObject {
   struct {
     qint64 conversationId = 0;
     QString title;
+    ConversationRow row;  // how it stood in the list, for putting it back
   } undo_;
   // The memory the loaded model holds by the plan (given back when another model loads, since
   // the worker frees the old engine first), and whose memory that is ("system RAM" or the CUDA
@@ -343,6 +381,16 @@ class AppController : public QObject {
   RemoteChat remoteChat_;
   std::optional<RemoteTarget> remote_;  // the remote model in use, if any
   QStringList remoteServerLines_;
+  // The GUI's copies of what the store holds (see write() above).
+  QJsonObject appSettings_;
+  QJsonObject ownSettings_;  // the shown chat's own settings layer
+  QHash<qint64, store::MessageStats> stats_;      // the shown branch's answers
+  QHash<qint64, QList<qint64>> siblingIds_;        // the shown branch's messages
+  bool messagesLoading_ = false;
+  quint64 branchGeneration_ = 0;  // the newest branch read asked for
+  quint64 trashGeneration_ = 0;
+  bool searching_ = false;
+  quint64 searchGeneration_ = 0;
   QThreadPool fitQueries_;  // last: destroyed (and waited for) first
 };
 

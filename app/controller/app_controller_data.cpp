@@ -1,4 +1,5 @@
 // AppController: the store, conversations, search, model loading and settings.
+#include <QCoreApplication>
 #include <QFileInfo>
 #include <QUrl>
 
@@ -9,19 +10,20 @@
 
 namespace ember::app {
 
-// Store calls run on the store's own thread. The writes made while an answer streams are queued
-// and never hold the GUI thread; the calls whose answer the GUI needs (a new message's id, what a
-// view shows) are waited for. A write that finds the database locked by another program waits
-// at most this long, then fails with a message the notice shows (the window never freezes for
-// the store's default of seconds). Ember's own writes take milliseconds, and a second Ember
-// process cannot hold the lock: it opens the store read-only.
-constexpr int kGuiStoreWaitMs = 300;
+// Store calls run on the store's own thread and the GUI thread never waits for them
+// (app_controller_store.cpp), except here at start, before the window exists: the file is
+// opened, the app settings and the list are read. A write that finds the database locked by
+// another program waits at most this long on the store thread, then fails with a message the
+// notice shows. Ember's own writes take milliseconds, and a second Ember process cannot hold the
+// lock: it opens the store read-only.
+constexpr int kStoreLockWaitMs = 300;
 
 void AppController::openStore(const QString& path) {
   try {
     store::ChatStore::Options options;
-    options.busyTimeoutMs = kGuiStoreWaitMs;
+    options.busyTimeoutMs = kStoreLockWaitMs;
     const store::OpenReport report = store_.open(path, options);
+    appSettings_ = store_.call([](store::ChatStore& s) { return s.appSettings(); });
     if (report.recoveredFromCorruption)
       setNotice(tr("The chat database was damaged and has been set aside as %1; a new one was "
                    "started.").arg(report.corruptBackupPath));
@@ -39,18 +41,44 @@ void AppController::openStore(const QString& path) {
     log::error(notice_);
     return;
   }
-  reloadConversations();
-  offerUndoForTrash();  // purges what has expired; a delete cut short by a crash can be undone
-  if (conversations_.rowCount() > 0) openConversation(conversations_.idAt(0));
-}
-
-void AppController::reloadConversations() {
   QList<ConversationRow> rows;
   guarded([&] {
     for (const store::Conversation& c : store_.listConversations())
-      rows << ConversationRow{c.id, c.title, c.updatedAt, isGenerating(c.id), c.pinned};
+      rows << ConversationRow{c.id, c.title, c.updatedAt, false, c.pinned};
   });
   conversations_.setConversations(rows);
+  offerUndoForTrash();  // purges what has expired; a delete cut short by a crash can be undone
+  if (conversations_.rowCount() > 0) openConversation(conversations_.idAt(0));
+  // Still at start: the window shows the trash's Undo and the first chat as soon as it opens.
+  store_.flush();
+  QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
+}
+
+void AppController::reloadConversations() {
+  store_.read([this](store::ChatStore& s) {
+    QList<store::Conversation> list;
+    QString error;
+    try {
+      list = s.listConversations();
+    } catch (const std::exception& e) {
+      error = QString::fromUtf8(e.what());
+    }
+    QMetaObject::invokeMethod(
+        this,
+        [this, list, error] {
+          if (!error.isEmpty()) {
+            setNotice(error);
+            return;
+          }
+          const QString titleBefore = currentTitle();
+          QList<ConversationRow> rows;
+          for (const store::Conversation& c : list)
+            rows << ConversationRow{c.id, c.title, c.updatedAt, isGenerating(c.id), c.pinned};
+          conversations_.setConversations(rows);
+          if (currentTitle() != titleBefore) emit currentConversationChanged();
+        },
+        Qt::QueuedConnection);
+  });
 }
 
 void AppController::updateGeneratingMark(qint64 conversationId) {
@@ -58,68 +86,53 @@ void AppController::updateGeneratingMark(qint64 conversationId) {
 }
 
 void AppController::touchConversation(qint64 conversationId) {
-  guarded([&] {
-    if (const auto c = store_.conversation(conversationId))
-      conversations_.touch({c->id, c->title, c->updatedAt, false, c->pinned});
-  });
-}
-
-void AppController::reloadMessages() {
-  QList<MessageRow> rows;
-  if (currentConversation_ != 0 && store_.isOpen()) {
-    guarded([&] {
-      for (const store::Message& m : store_.activeBranch(currentConversation_)) {
-        MessageRow row;
-        row.id = m.id;
-        row.role = store::roleName(m.role);
-        row.text = m.content;
-        row.status = store::statusName(m.status);
-        row.reasoning = m.reasoning;
-        row.reasoningSeconds = m.reasoningMs / 1000.0;
-        if (m.role == store::Role::Assistant) {
-          if (const auto stats = store_.stats(m.id)) row.statsLine = compactStatsLine(*stats);
-        }
-        const store::SiblingInfo siblings = store_.siblings(m.id);
-        row.siblingIndex = siblings.index;
-        row.siblingCount = siblings.count();
-        for (const ActiveRequest& r : std::as_const(active_))
-          if (r.messageId == m.id) {
-            row.text = r.text;  // newer than the last checkpoint
-            row.reasoning = r.reasoning;
-            row.reasoningSeconds = r.reasoningEndMs >= 0 ? r.reasoningMs() / 1000.0 : -1;
-            row.liveText = r.live.text();
-            row.liveFraction = r.live.fraction();
-          }
-        rows << row;
-      }
-    });
+  // Moved to the top as the store does on a new message (its updated_at is now).
+  if (const ConversationRow* found = conversations_.find(conversationId)) {
+    ConversationRow row = *found;
+    row.updatedAt = QDateTime::currentDateTimeUtc();
+    conversations_.touch(row);
   }
-  messages_.setMessages(rows);
 }
 
 QString AppController::currentTitle() const {
-  if (currentConversation_ == 0) return {};
-  try {
-    if (const auto c = store_.conversation(currentConversation_)) return c->title;
-  } catch (const std::exception&) {
-  }
-  return {};
+  const ConversationRow* row = conversations_.find(currentConversation_);
+  return row ? row->title : QString();
 }
 
 void AppController::newConversation() {
   // An untouched new chat is reused rather than piling up empty ones.
-  if (currentConversation_ != 0 && messages_.rowCount() == 0) {
+  if (currentConversation_ != 0 && messages_.rowCount() == 0 && !messagesLoading_) {
     emit focusComposer();
     return;
   }
-  guarded([&] {
-    currentConversation_ = store_.createConversation(tr("New chat"), modelPath_);
-    // The default preset (or the default system prompt) becomes the new chat's own settings.
-    const QJsonObject start = settingsForNewChat();
-    if (!start.isEmpty()) store_.setConversationSettings(currentConversation_, start);
-    touchConversation(currentConversation_);
-  });
-  reloadMessages();
+  // Its id is handed out now and its row shown at once; the write follows on the store thread.
+  const qint64 id = store_.reserveConversationId();
+  const QString title = tr("New chat");
+  const QString model = modelPath_;
+  // The default preset (or the default system prompt) becomes the new chat's own settings.
+  const QJsonObject start = settingsForNewChat();
+  write(
+      [id, title, model, start](store::ChatStore& s) {
+        s.createConversation(title, model, id);
+        if (!start.isEmpty()) s.setConversationSettings(id, start);
+      },
+      [this, id] {
+        conversations_.remove(id);
+        if (currentConversation_ == id)
+          openConversation(conversations_.rowCount() > 0 ? conversations_.idAt(0) : 0);
+        reloadConversations();  // as stored
+      });
+  ++branchGeneration_;  // a read of the chat shown before is no longer wanted
+  currentConversation_ = id;
+  ownSettings_ = start;
+  messages_.clear();
+  stats_.clear();
+  siblingIds_.clear();
+  if (messagesLoading_) {
+    messagesLoading_ = false;
+    emit messagesLoadingChanged();
+  }
+  conversations_.touch({id, title, QDateTime::currentDateTimeUtc(), false, false});
   emit currentConversationChanged();
   emit generatingChanged();
   emit settingsChanged();
@@ -127,70 +140,115 @@ void AppController::newConversation() {
 }
 
 void AppController::openConversation(qint64 conversationId) {
+  openConversationThen(conversationId, {});
+}
+
+void AppController::openConversationThen(qint64 conversationId, std::function<void()> then) {
   currentConversation_ = conversationId;
   followConversationModel(conversationId);  // a chat answered by a remote model goes on there
-  reloadMessages();
+  // Until its rows arrive the chat shows empty with messagesLoading set; a message sent now
+  // waits for them (queued_).
+  messages_.clear();
+  ownSettings_ = {};
+  loadBranch([this, then] {
+    if (then) then();
+    sendQueuedIfReady();
+  });
   emit currentConversationChanged();
   emit generatingChanged();
   emit settingsChanged();
   emit focusComposer();
-  sendQueuedIfReady();
 }
 
 void AppController::renameConversation(qint64 conversationId, const QString& title) {
   const QString trimmed = title.simplified();
-  if (trimmed.isEmpty()) return;
-  if (guarded([&] { store_.renameConversation(conversationId, trimmed); })) {
-    conversations_.rename(conversationId, trimmed);
-    if (conversationId == currentConversation_) emit currentConversationChanged();
-  }
+  const ConversationRow* row = conversations_.find(conversationId);
+  if (trimmed.isEmpty() || !row) return;
+  write([conversationId, trimmed](store::ChatStore& s) {
+    s.renameConversation(conversationId, trimmed);
+  }, [this] { reloadConversations(); });
+  conversations_.rename(conversationId, trimmed);
+  if (conversationId == currentConversation_) emit currentConversationChanged();
 }
 
 void AppController::deleteConversation(qint64 conversationId) {
+  if (conversationId == 0) return;
+  // Not listed (made behind the GUI's back, as tests do): its title comes with the trash read.
+  const ConversationRow* found = conversations_.find(conversationId);
+  const ConversationRow row = found ? *found : ConversationRow{conversationId, {}, {}, false, false};
   const QString key = activeKeyFor(conversationId);
   if (!key.isEmpty()) {
     // Its answer is saved as stopped, so that Undo brings back what was written so far.
     const ActiveRequest r = active_.take(key);  // the worker's late signals are ignored
     emit abortInWorker(key);
-    guarded([&] {
-      store_.finishAssistantMessage(r.messageId, r.text, store::MessageStatus::Stopped);
-    });
+    store_.finishAssistantMessage(r.messageId, r.text, store::MessageStatus::Stopped);
     updateGeneratingMark(conversationId);
     emit generatingChanged();
   }
-  // To the trash, not gone: Undo brings it back until the undo time has passed.
-  if (!guarded([&] { store_.trashConversation(conversationId); })) return;
-  offerUndoForTrash();
+  // To the trash, not gone: Undo brings it back until the undo time has passed. Shown gone at
+  // once; when the write fails the list is read again.
+  write([conversationId](store::ChatStore& s) { s.trashConversation(conversationId); },
+        [this] {
+          reloadConversations();
+          offerUndoForTrash();
+        });
+  undo_ = {conversationId, row.title, row};
+  emit undoDeleteChanged();
+  offerUndoForTrash();  // queued after the write: it sees it
   if (queued_.conversationId == conversationId) cancelQueued();
   conversations_.remove(conversationId);
   if (conversationId == currentConversation_) {
     currentConversation_ = 0;
-    if (conversations_.rowCount() > 0) openConversation(conversations_.idAt(0));
-    else openConversation(0);
+    openConversation(conversations_.rowCount() > 0 ? conversations_.idAt(0) : 0);
   }
 }
 
 void AppController::search(const QString& query) {
-  QList<SearchResultRow> rows;
-  if (!query.trimmed().isEmpty()) {
+  const quint64 generation = ++searchGeneration_;
+  if (query.trimmed().isEmpty()) {
+    searchResults_.setResults({});
+    if (searching_) {
+      searching_ = false;
+      emit searchingChanged();
+    }
+    return;
+  }
+  if (!searching_) {
+    searching_ = true;
+    emit searchingChanged();
+  }
+  store_.read([this, query, generation](store::ChatStore& s) {
     const QString start = QStringLiteral("\x01"), end = QStringLiteral("\x02");
-    guarded([&] {
-      for (const store::SearchHit& hit : store_.search(query, 50, start, end)) {
+    QList<SearchResultRow> rows;
+    QString error;
+    try {
+      for (const store::SearchHit& hit : s.search(query, 50, start, end)) {
         // The snippet is user text: escape it, then turn the markers into bold.
         QString snippet = hit.snippet.toHtmlEscaped();
         snippet.replace(start, QStringLiteral("<b>")).replace(end, QStringLiteral("</b>"));
         rows << SearchResultRow{hit.conversationId, hit.messageId, hit.conversationTitle,
                                 snippet};
       }
-    });
-  }
-  searchResults_.setResults(rows);
+    } catch (const std::exception& e) {
+      error = QString::fromUtf8(e.what());
+    }
+    QMetaObject::invokeMethod(
+        this,
+        [this, generation, rows, error] {
+          if (generation != searchGeneration_) return;  // typed on since: a newer one follows
+          if (!error.isEmpty()) setNotice(error);
+          searchResults_.setResults(rows);
+          searching_ = false;
+          emit searchingChanged();
+        },
+        Qt::QueuedConnection);
+  });
 }
 
 void AppController::openSearchHit(qint64 conversationId, qint64 messageId) {
-  guarded([&] { store_.selectBranch(messageId); });  // the hit may be on another branch
-  openConversation(conversationId);
-  emit scrollToMessage(messageId);
+  // The hit may be on another branch: that one is made active first (queued ahead of the read).
+  write([messageId](store::ChatStore& s) { s.selectBranch(messageId); });
+  openConversationThen(conversationId, [this, messageId] { emit scrollToMessage(messageId); });
 }
 
 void AppController::setNotice(const QString& text) {
@@ -223,7 +281,7 @@ void AppController::loadModel(const QString& path) {
   modelError_.clear();
   modelPath_ = path;
   remote_.reset();  // new answers go to the local model again, now and after a restart
-  guarded([&] { store_.setAppSetting(QStringLiteral("lastRemoteModel"), QJsonValue()); });
+  saveAppSetting(QStringLiteral("lastRemoteModel"), QJsonValue());
   emit modelChanged();
   emit modelLoadProgressChanged();
   const QJsonObject settings = effectiveSettings();
@@ -257,7 +315,7 @@ void AppController::onLoaded(const LoadedModel& model) {
   const ModelFileInfo file = describeModelFile(modelPath_);
   models_.addFile(file);
   rememberLoadedModelMemory(model, file);
-  guarded([&] { store_.setAppSetting(QStringLiteral("lastModel"), modelPath_); });
+  saveAppSetting(QStringLiteral("lastModel"), modelPath_);
   log::info(QStringLiteral("model loaded: %1 (%2, %3)")
                 .arg(modelPath_, QString::fromStdString(model.info.description),
                      QString::fromStdString(model.info.backendName)));
@@ -301,16 +359,14 @@ QString AppController::modelDetails() const {
 // --- Settings ---------------------------------------------------------------------------------
 
 QJsonObject AppController::effectiveSettings() const {
-  try {
-    if (currentConversation_ != 0)
-      return store_.effectiveSettings(currentConversation_, builtInSettings());
-    QJsonObject merged = builtInSettings();
-    const QJsonObject defaults = store_.defaultConversationSettings();
-    for (auto it = defaults.begin(); it != defaults.end(); ++it) merged.insert(it.key(), *it);
-    return merged;
-  } catch (const std::exception&) {
-    return builtInSettings();
-  }
+  // The same layers as ChatStore::effectiveSettings, from the GUI's copies.
+  QJsonObject merged = builtInSettings();
+  const QJsonObject defaults = appSettings_.value(QStringLiteral("conversationDefaults")).toObject();
+  for (auto it = defaults.begin(); it != defaults.end(); ++it) merged.insert(it.key(), *it);
+  if (currentConversation_ != 0)
+    for (auto it = ownSettings_.begin(); it != ownSettings_.end(); ++it)
+      merged.insert(it.key(), *it);
+  return merged;
 }
 
 QVariantMap AppController::settings() const { return effectiveSettings().toVariantMap(); }
@@ -330,13 +386,9 @@ bool AppController::setSetting(const QString& key, const QVariant& value) {
   if (!app::settingError(effectiveSettings(), key, value, limits, &normalized).isEmpty())
     return false;
   if (currentConversation_ == 0) newConversation();
-  const bool ok = guarded([&] {
-    QJsonObject own = store_.conversationSettings(currentConversation_);
-    own.insert(key, normalized);
-    store_.setConversationSettings(currentConversation_, own);
-  });
-  if (ok) emit settingsChanged();
-  return ok;
+  saveOwnSettings({{key, normalized}});
+  emit settingsChanged();
+  return true;
 }
 
 void AppController::saveSettingsAsDefaults() {
@@ -344,10 +396,8 @@ void AppController::saveSettingsAsDefaults() {
   // The system prompt is not a default layer (it would change every older chat without one of
   // its own): new chats get a copy of it when they are created.
   const QJsonValue systemPrompt = defaults.take(QStringLiteral("systemPrompt"));
-  guarded([&] {
-    store_.setDefaultConversationSettings(defaults);
-    store_.setAppSetting(QStringLiteral("defaultSystemPrompt"), systemPrompt.toString());
-  });
+  saveAppSetting(QStringLiteral("conversationDefaults"), defaults);
+  saveAppSetting(QStringLiteral("defaultSystemPrompt"), systemPrompt.toString());
 }
 
 }  // namespace ember::app

@@ -46,7 +46,7 @@ void AppController::sendQueuedIfReady() {
 QVariantList AppController::savedWindowGeometry() const {
   QJsonArray saved;
   try {
-    saved = store_.appSetting(QStringLiteral("windowGeometry")).toArray();
+    saved = appSetting(QStringLiteral("windowGeometry")).toArray();
   } catch (const std::exception&) {
     return {};
   }
@@ -65,7 +65,7 @@ QVariantList AppController::savedWindowGeometry() const {
 
 bool AppController::savedWindowMaximized() const {
   try {
-    return store_.appSetting(QStringLiteral("windowMaximized")).toBool();
+    return appSetting(QStringLiteral("windowMaximized")).toBool();
   } catch (const std::exception&) {
     return false;
   }
@@ -74,8 +74,8 @@ bool AppController::savedWindowMaximized() const {
 void AppController::saveWindowGeometry(int x, int y, int width, int height, bool maximized) {
   guarded([&] {
     if (!maximized)
-      store_.setAppSetting(QStringLiteral("windowGeometry"), QJsonArray{x, y, width, height});
-    store_.setAppSetting(QStringLiteral("windowMaximized"), maximized);
+      saveAppSetting(QStringLiteral("windowGeometry"), QJsonArray{x, y, width, height});
+    saveAppSetting(QStringLiteral("windowMaximized"), maximized);
   });
 }
 

@@ -19,7 +19,7 @@ const QStringList kPresetKeys = {"systemPrompt", "temperature", "topP", "topK",
 
 QJsonObject AppController::presets() const {
   try {
-    return store_.appSetting(kPresetsKey).toObject();
+    return appSetting(kPresetsKey).toObject();
   } catch (const std::exception&) {
     return {};
   }
@@ -35,7 +35,7 @@ QStringList AppController::presetNames() const {
 
 QString AppController::defaultPreset() const {
   try {
-    const QString name = store_.appSetting(kDefaultPresetKey).toString();
+    const QString name = appSetting(kDefaultPresetKey).toString();
     return presets().contains(name) ? name : QString();
   } catch (const std::exception&) {
     return {};
@@ -51,7 +51,7 @@ bool AppController::savePreset(const QString& name) {
     if (current.contains(key)) preset.insert(key, current.value(key));
   QJsonObject all = presets();
   all.insert(trimmed, preset);
-  const bool ok = guarded([&] { store_.setAppSetting(kPresetsKey, all); });
+  const bool ok = guarded([&] { saveAppSetting(kPresetsKey, all); });
   if (ok) emit presetsChanged();
   return ok;
 }
@@ -60,39 +60,35 @@ void AppController::applyPreset(const QString& name) {
   const QJsonObject preset = presets().value(name).toObject();
   if (preset.isEmpty()) return;
   if (currentConversation_ == 0) newConversation();
-  const bool ok = guarded([&] {
-    QJsonObject own = store_.conversationSettings(currentConversation_);
-    for (auto it = preset.begin(); it != preset.end(); ++it) own.insert(it.key(), it.value());
-    store_.setConversationSettings(currentConversation_, own);
-  });
-  if (ok) emit settingsChanged();
+  saveOwnSettings(preset);
+  emit settingsChanged();
 }
 
 void AppController::deletePreset(const QString& name) {
   QJsonObject all = presets();
   if (!all.contains(name)) return;
   all.remove(name);
-  guarded([&] { store_.setAppSetting(kPresetsKey, all); });
+  guarded([&] { saveAppSetting(kPresetsKey, all); });
   emit presetsChanged();
 }
 
 void AppController::setDefaultPreset(const QString& name) {
   if (!name.isEmpty() && !presets().contains(name)) return;
-  guarded([&] { store_.setAppSetting(kDefaultPresetKey, name); });
+  guarded([&] { saveAppSetting(kDefaultPresetKey, name); });
   emit presetsChanged();
 }
 
 QJsonObject AppController::settingsForNewChat() const {
   const QString preset = defaultPreset();
   if (!preset.isEmpty()) return presets().value(preset).toObject();
-  const QString prompt = store_.appSetting(QStringLiteral("defaultSystemPrompt")).toString();
+  const QString prompt = appSetting(QStringLiteral("defaultSystemPrompt")).toString();
   if (prompt.trimmed().isEmpty()) return {};
   return {{QStringLiteral("systemPrompt"), prompt}};
 }
 
 QString AppController::language() const {
   try {
-    const QString saved = store_.appSetting(QStringLiteral("language")).toString();
+    const QString saved = appSetting(QStringLiteral("language")).toString();
     return saved.isEmpty() ? QStringLiteral("system") : saved;
   } catch (const std::exception&) {
     return QStringLiteral("system");
@@ -102,7 +98,7 @@ QString AppController::language() const {
 void AppController::setLanguage(const QString& language) {
   static const QStringList known = {"system", "en", "ko"};
   if (!known.contains(language) || language == this->language()) return;
-  if (guarded([&] { store_.setAppSetting(QStringLiteral("language"), language); })) {
+  if (guarded([&] { saveAppSetting(QStringLiteral("language"), language); })) {
     setNotice(tr("The language changes the next time Ember starts."));
     emit languageChanged();
   }

@@ -126,7 +126,7 @@ bool AppController::chooseRemote(const QString& connectionId, const QString& ser
     if (const int now = self->connections_->rowOf(target.connectionId); now >= 0)
       if (const int context = contextOf(self->connections_->at(now), target.model); context > 0)
         self->remote_->contextLength = context;
-    self->guarded([&] { self->store_.setAppSetting(kLastRemoteModel, choiceJson(target)); });
+    self->guarded([&] { self->saveAppSetting(kLastRemoteModel, choiceJson(target)); });
     log::info(QStringLiteral("using remote model %1 of %2 (%3)")
                   .arg(target.model, target.server, target.baseUrl));
     emit self->modelChanged();
@@ -137,12 +137,12 @@ bool AppController::chooseRemote(const QString& connectionId, const QString& ser
 
 bool AppController::restoreRemoteModel() {
   QJsonObject last;
-  guarded([&] { last = store_.appSetting(kLastRemoteModel).toObject(); });
+  guarded([&] { last = appSetting(kLastRemoteModel).toObject(); });
   if (last.isEmpty()) return false;
   connections_->reload();
   if (!chooseRemote(last.value("connection").toString(), last.value("server").toString(),
                     last.value("model").toString())) {
-    guarded([&] { store_.setAppSetting(kLastRemoteModel, QJsonValue()); });
+    guarded([&] { saveAppSetting(kLastRemoteModel, QJsonValue()); });
     return false;
   }
   refreshRemoteModels();  // is it still there, and how long is its context?
@@ -151,14 +151,14 @@ bool AppController::restoreRemoteModel() {
 
 void AppController::rememberAnswerModel(qint64 conversationId) {
   guarded([&] {
-    store_.setAppSetting(conversationModelKey(conversationId),
+    saveAppSetting(conversationModelKey(conversationId),
                          remote_ ? QJsonValue(choiceJson(*remote_)) : QJsonValue());
   });
 }
 
 void AppController::followConversationModel(qint64 conversationId) {
   QJsonObject used;
-  guarded([&] { used = store_.appSetting(conversationModelKey(conversationId)).toObject(); });
+  guarded([&] { used = appSetting(conversationModelKey(conversationId)).toObject(); });
   if (used.isEmpty()) return;  // answered by a local model (or not yet)
   const QString connection = used.value("connection").toString();
   const QString model = used.value("model").toString();

@@ -1,5 +1,7 @@
 #include "models/conversation_list_model.h"
 
+#include <algorithm>
+
 #include <QLocale>
 
 namespace ember::app {
@@ -83,6 +85,24 @@ void ConversationListModel::remove(qint64 id) {
   rows_.removeAt(at);
   endRemoveRows();
   emit countChanged();
+}
+
+void ConversationListModel::setPinned(qint64 id, bool pinned) {
+  const int at = rowOf(id);
+  if (at < 0) return;
+  QList<ConversationRow> rows = rows_;
+  rows[at].pinned = pinned;
+  std::stable_sort(rows.begin(), rows.end(), [](const ConversationRow& a, const ConversationRow& b) {
+    if (a.pinned != b.pinned) return a.pinned;
+    if (a.updatedAt != b.updatedAt) return a.updatedAt > b.updatedAt;
+    return a.id > b.id;
+  });
+  setConversations(rows);
+}
+
+const ConversationRow* ConversationListModel::find(qint64 id) const {
+  const int at = rowOf(id);
+  return at < 0 ? nullptr : &rows_[at];
 }
 
 int ConversationListModel::rowOf(qint64 id) const {

@@ -37,6 +37,11 @@ class ConversationListModel : public QAbstractListModel {
   void setGenerating(qint64 id, bool generating);
   void rename(qint64 id, const QString& title);
   void remove(qint64 id);
+  // Pins or unpins a row and moves it where the store's order puts it (pinned first, then the
+  // most recently updated).
+  void setPinned(qint64 id, bool pinned);
+  const ConversationRow* find(qint64 id) const;
+  QList<ConversationRow> allRows() const { return rows_; }
   int rowOf(qint64 id) const;
   Q_INVOKABLE qint64 idAt(int row) const;
 

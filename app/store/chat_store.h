@@ -61,7 +61,10 @@ class ChatStore {
   QString path() const { return db_.path(); }
 
   // --- Conversations -------------------------------------------------------------------------
-  Id createConversation(const QString& title, const QString& modelPath = {});
+  // `newId` (here and in the message calls below): the id the new row gets, chosen by the caller
+  // before the write (ThreadedChatStore hands them out so that the GUI can use a row before it is
+  // written); 0 lets SQLite choose. An id already taken fails the write (InvalidInput).
+  Id createConversation(const QString& title, const QString& modelPath = {}, Id newId = 0);
   void renameConversation(Id conversationId, const QString& title);
   void setConversationModel(Id conversationId, const QString& modelPath);
   void deleteConversation(Id conversationId);  // its messages, stats and index entries too
@@ -81,13 +84,13 @@ class ChatStore {
   // Adds a complete message under `parentId` (0 for a root), makes it the active leaf and
   // commits before returning: the user's message is safe before generation starts. An empty or
   // whitespace-only user message is refused (InvalidInput).
-  Id addMessage(Id conversationId, Id parentId, Role role, const QString& content);
+  Id addMessage(Id conversationId, Id parentId, Role role, const QString& content, Id newId = 0);
   // Editing never rewrites history: the new text becomes a sibling of the edited user message.
-  Id editMessage(Id messageId, const QString& newContent);
+  Id editMessage(Id messageId, const QString& newContent, Id newId = 0);
   // Starts an empty assistant answer (status streaming) under the user message `parentId`.
-  Id beginAssistantMessage(Id parentId, const QString& model);
+  Id beginAssistantMessage(Id parentId, const QString& model, Id newId = 0);
   // Regenerate: a new streaming answer next to `assistantMessageId`, under the same parent.
-  Id beginRegeneration(Id assistantMessageId, const QString& model);
+  Id beginRegeneration(Id assistantMessageId, const QString& model, Id newId = 0);
   // Saves the text streamed so far (one row update, no fsync, no re-indexing). Only for a
   // message still streaming (InvalidInput otherwise).
   void checkpoint(Id messageId, const QString& textSoFar);
@@ -136,13 +139,18 @@ class ChatStore {
   // Other app-wide values (last model, window state, ...).
   QJsonValue appSetting(const QString& key, const QJsonValue& fallback = {}) const;
   void setAppSetting(const QString& key, const QJsonValue& value);
+  // Every app-wide value by key (the defaults layer included), for a copy kept in memory.
+  QJsonObject appSettings() const;
+  // The largest conversation and message ids in use (0 when none), for handing out new ones.
+  Id largestConversationId() const;
+  Id largestMessageId() const;
 
  private:
   sql::Database& db() const;  // throws when not open
   void openAndPrepare(const QString& path, const Options& options, bool readOnly);
   QString backUpBeforeMigrating(int version);
   Id insertMessage(Id conversationId, Id parentId, Role role, const QString& content,
-                   MessageStatus status, const QString& model);
+                   MessageStatus status, const QString& model, Id newId);
   void touchConversation(Id conversationId, std::optional<Id> activeLeafId);
   Message requireMessage(Id messageId) const;
   void saveStats(Id messageId, const MessageStats& stats);  // inside the caller's transaction

@@ -66,14 +66,19 @@ Conversation readConversation(const sql::Statement& row) {
 
 }  // namespace
 
-Id ChatStore::createConversation(const QString& title, const QString& modelPath) {
+Id ChatStore::createConversation(const QString& title, const QString& modelPath, Id newId) {
   sql::ActionScope scope(db(), "creating a conversation");
+  if (newId != 0 && conversation(newId))
+    throw StoreError(StoreError::Kind::InvalidInput,
+                     QStringLiteral("Conversation id %1 is already taken.").arg(newId));
   const qint64 now = nowMs();
   sql::Statement insert(db_, (std::string("INSERT INTO conversations (created_at, updated_at, "
-                                          "title, model_path) VALUES (?1, ") +
-                             kNextUpdateTime + ", ?2, ?3)")
+                                          "title, model_path, id) VALUES (?1, ") +
+                             kNextUpdateTime + ", ?2, ?3, ?4)")
                                 .c_str());
-  insert.bindAll(now, title, modelPath).run();
+  // NULL: SQLite picks the id.
+  insert.bindAll(now, title, modelPath, newId > 0 ? std::optional<Id>(newId) : std::nullopt)
+      .run();
   return db_.lastInsertId();
 }
 
@@ -217,6 +222,21 @@ void ChatStore::setAppSetting(const QString& key, const QJsonValue& value) {
                         "INSERT INTO app_settings (key, value) VALUES (?1, ?2) "
                         "ON CONFLICT (key) DO UPDATE SET value = excluded.value");
   upsert.bindAll(key, valueToJson(value)).run();
+}
+
+QJsonObject ChatStore::appSettings() const {
+  sql::ActionScope scope(db(), "reading the app settings");
+  sql::Statement query(db_, "SELECT key, value FROM app_settings");
+  QJsonObject all;
+  while (query.step())
+    if (const auto value = valueFromJson(query.text(1))) all.insert(query.text(0), *value);
+  return all;
+}
+
+Id ChatStore::largestConversationId() const {
+  sql::ActionScope scope(db(), "reading the conversation ids");
+  sql::Statement query(db_, "SELECT coalesce(max(id), 0) FROM conversations");
+  return query.step() ? query.int64(0) : 0;
 }
 
 }  // namespace ember::store

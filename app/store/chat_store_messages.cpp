@@ -63,7 +63,7 @@ std::optional<Message> ChatStore::message(Id messageId) const {
 }
 
 Id ChatStore::insertMessage(Id conversationId, Id parentId, Role role, const QString& content,
-                            MessageStatus status, const QString& model) {
+                            MessageStatus status, const QString& model, Id newId) {
   // Runs inside the caller's transaction.
   if (!conversation(conversationId)) {
     throw StoreError(StoreError::Kind::NotFound,
@@ -75,50 +75,54 @@ Id ChatStore::insertMessage(Id conversationId, Id parentId, Role role, const QSt
                       .arg(parentId)
                       .arg(conversationId));
   }
+  if (newId != 0 && message(newId))
+    throw invalid(QStringLiteral("Message id %1 is already taken.").arg(newId));
   sql::Statement insert(db_,
                         "INSERT INTO messages (conversation_id, parent_id, role, content, "
-                        "created_at, status, model) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+                        "created_at, status, model, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
   insert.bindAll(conversationId, optionalId(parentId), roleName(role), content,
-                 QDateTime::currentMSecsSinceEpoch(), statusName(status), model);
+                 QDateTime::currentMSecsSinceEpoch(), statusName(status), model,
+                 optionalId(newId));  // NULL: SQLite picks the id
   insert.run();
   const Id id = db_.lastInsertId();
   touchConversation(conversationId, id);
   return id;
 }
 
-Id ChatStore::addMessage(Id conversationId, Id parentId, Role role, const QString& content) {
+Id ChatStore::addMessage(Id conversationId, Id parentId, Role role, const QString& content,
+                         Id newId) {
   if (role == Role::User && content.trimmed().isEmpty())
     throw invalid(QStringLiteral("An empty message is not sent."));
   sql::ActionScope scope(db(), "saving your message");
   sql::Transaction transaction(db_);
   const Id id =
-      insertMessage(conversationId, parentId, role, content, MessageStatus::Complete, {});
+      insertMessage(conversationId, parentId, role, content, MessageStatus::Complete, {}, newId);
   transaction.commit();
   return id;
 }
 
-Id ChatStore::editMessage(Id messageId, const QString& newContent) {
+Id ChatStore::editMessage(Id messageId, const QString& newContent, Id newId) {
   const Message original = requireMessage(messageId);
   if (original.role != Role::User)
     throw invalid(QStringLiteral("Only your own messages can be edited."));
-  return addMessage(original.conversationId, original.parentId, Role::User, newContent);
+  return addMessage(original.conversationId, original.parentId, Role::User, newContent, newId);
 }
 
-Id ChatStore::beginAssistantMessage(Id parentId, const QString& model) {
+Id ChatStore::beginAssistantMessage(Id parentId, const QString& model, Id newId) {
   sql::ActionScope scope(db(), "starting the answer");
   sql::Transaction transaction(db_);
   const Message parent = requireMessage(parentId);
   const Id id = insertMessage(parent.conversationId, parentId, Role::Assistant, {},
-                              MessageStatus::Streaming, model);
+                              MessageStatus::Streaming, model, newId);
   transaction.commit();
   return id;
 }
 
-Id ChatStore::beginRegeneration(Id assistantMessageId, const QString& model) {
+Id ChatStore::beginRegeneration(Id assistantMessageId, const QString& model, Id newId) {
   const Message previous = requireMessage(assistantMessageId);
   if (previous.role != Role::Assistant || previous.parentId == 0)
     throw invalid(QStringLiteral("Only an answer can be regenerated."));
-  return beginAssistantMessage(previous.parentId, model);
+  return beginAssistantMessage(previous.parentId, model, newId);
 }
 
 void ChatStore::checkpoint(Id messageId, const QString& textSoFar) {
@@ -237,6 +241,16 @@ Id ChatStore::selectBranch(Id messageId) {
   }
   setActiveLeaf(self.conversationId, leaf);
   return leaf;
+}
+
+}  // namespace ember::store
+
+namespace ember::store {
+
+Id ChatStore::largestMessageId() const {
+  sql::ActionScope scope(db(), "reading the message ids");
+  sql::Statement query(db_, "SELECT coalesce(max(id), 0) FROM messages");
+  return query.step() ? query.int64(0) : 0;
 }
 
 }  // namespace ember::store

@@ -56,6 +56,42 @@ void ThreadedChatStore::post(std::function<void(ChatStore&)> f, qint64 replaceKe
       replaceKey, true);
 }
 
+void ThreadedChatStore::post(std::function<void(ChatStore&)> f,
+                             std::function<void(const QString& error)> done) {
+  enqueue(
+      [this, f = std::move(f), done = std::move(done)] {
+        QString error;
+        try {
+          f(store_);
+        } catch (const std::exception& e) {
+          error = QString::fromUtf8(e.what());
+        }
+        done(error);
+      },
+      0, true);
+}
+
+void ThreadedChatStore::read(std::function<void(ChatStore&)> f) {
+  enqueue([this, f = std::move(f)] { f(store_); }, 0, false);
+}
+
+void ThreadedChatStore::followLargestIds() const {
+  if (!store_.isOpen()) return;
+  try {
+    const Id conversations = store_.largestConversationId();
+    const Id messages = store_.largestMessageId();
+    // Only ever up: an id handed out but not yet written stays taken.
+    Id seen = lastConversationId_.load();
+    while (seen < conversations && !lastConversationId_.compare_exchange_weak(seen, conversations)) {
+    }
+    seen = lastMessageId_.load();
+    while (seen < messages && !lastMessageId_.compare_exchange_weak(seen, messages)) {
+    }
+  } catch (const std::exception&) {
+    // A file that cannot be read now fails its next write with the reason.
+  }
+}
+
 int ThreadedChatStore::pendingWrites() const {
   std::lock_guard lock(mutex_);
   return pendingWrites_;
@@ -98,8 +134,9 @@ QString ThreadedChatStore::path() const {
   return call([](ChatStore& s) { return s.path(); });
 }
 
-Id ThreadedChatStore::createConversation(const QString& title, const QString& modelPath) {
-  return call([&](ChatStore& s) { return s.createConversation(title, modelPath); });
+Id ThreadedChatStore::createConversation(const QString& title, const QString& modelPath,
+                                         Id newId) {
+  return call([&](ChatStore& s) { return s.createConversation(title, modelPath, newId); });
 }
 void ThreadedChatStore::renameConversation(Id conversationId, const QString& title) {
   call([&](ChatStore& s) { s.renameConversation(conversationId, title); });
@@ -133,35 +170,45 @@ std::optional<Conversation> ThreadedChatStore::conversation(Id conversationId) c
 }
 
 Id ThreadedChatStore::addMessage(Id conversationId, Id parentId, Role role,
-                                 const QString& content) {
-  return call([&](ChatStore& s) { return s.addMessage(conversationId, parentId, role, content); });
+                                 const QString& content, Id newId) {
+  return call(
+      [&](ChatStore& s) { return s.addMessage(conversationId, parentId, role, content, newId); });
 }
-Id ThreadedChatStore::editMessage(Id messageId, const QString& newContent) {
-  return call([&](ChatStore& s) { return s.editMessage(messageId, newContent); });
+Id ThreadedChatStore::editMessage(Id messageId, const QString& newContent, Id newId) {
+  return call([&](ChatStore& s) { return s.editMessage(messageId, newContent, newId); });
 }
-Id ThreadedChatStore::beginAssistantMessage(Id parentId, const QString& model) {
-  return call([&](ChatStore& s) { return s.beginAssistantMessage(parentId, model); });
+Id ThreadedChatStore::beginAssistantMessage(Id parentId, const QString& model, Id newId) {
+  return call([&](ChatStore& s) { return s.beginAssistantMessage(parentId, model, newId); });
 }
-Id ThreadedChatStore::beginRegeneration(Id assistantMessageId, const QString& model) {
-  return call([&](ChatStore& s) { return s.beginRegeneration(assistantMessageId, model); });
+Id ThreadedChatStore::beginRegeneration(Id assistantMessageId, const QString& model, Id newId) {
+  return call([&](ChatStore& s) { return s.beginRegeneration(assistantMessageId, model, newId); });
 }
 
-// The queued writes copy their arguments: the caller's may be gone when they run.
+// The queued writes copy their arguments: the caller's may be gone when they run. An answer
+// whose row is not there (the queued write that was to create it failed, and said so) is
+// skipped rather than reported once more for each of its writes.
 void ThreadedChatStore::checkpoint(Id messageId, const QString& textSoFar) {
-  post([=](ChatStore& s) { s.checkpoint(messageId, textSoFar); }, messageId);
+  post([=](ChatStore& s) {
+    if (s.message(messageId)) s.checkpoint(messageId, textSoFar);
+  }, messageId);
 }
 void ThreadedChatStore::checkpoint(Id messageId, const QString& textSoFar,
                                    const QString& reasoningSoFar, double reasoningMs) {
-  post([=](ChatStore& s) { s.checkpoint(messageId, textSoFar, reasoningSoFar, reasoningMs); },
-       messageId);
+  post([=](ChatStore& s) {
+    if (s.message(messageId)) s.checkpoint(messageId, textSoFar, reasoningSoFar, reasoningMs);
+  }, messageId);
 }
 void ThreadedChatStore::finishAssistantMessage(Id messageId, const QString& text,
                                                MessageStatus status,
                                                const std::optional<MessageStats>& stats) {
-  post([=](ChatStore& s) { s.finishAssistantMessage(messageId, text, status, stats); });
+  post([=](ChatStore& s) {
+    if (s.message(messageId)) s.finishAssistantMessage(messageId, text, status, stats);
+  });
 }
 void ThreadedChatStore::setReasoning(Id messageId, const QString& reasoning, double ms) {
-  post([=](ChatStore& s) { s.setReasoning(messageId, reasoning, ms); });
+  post([=](ChatStore& s) {
+    if (s.message(messageId)) s.setReasoning(messageId, reasoning, ms);
+  });
 }
 
 std::optional<Message> ThreadedChatStore::message(Id messageId) const {

@@ -12,10 +12,16 @@
 // - Every other call waits for the writes queued before it, runs there, and returns its result
 //   or rethrows its StoreError in the caller's thread. These are the ones whose answer the app
 //   needs at once (ids of new messages, what a view shows), made on a user's action.
+// - Nothing the GUI does needs to wait: new rows get ids handed out before their write
+//   (reserveConversationId / reserveMessageId; the store thread is the only writer of this file,
+//   and every reserved id's write is queued the moment it is reserved, so SQLite's own ids, taken
+//   by later calls, never meet one), writes can report back with post(f, done), and reads can run
+//   there with read(f), their result handed back by the caller's own queued callback.
 // Destruction runs everything still queued (an answer stopped when the window closes is saved
 // whole), closes the database and joins the thread. A crash loses only queued writes not yet run:
 // a checkpoint is queued the moment it is due, and a user's message is committed before send()
 // returns (addMessage waits), as with ChatStore itself.
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -46,7 +52,15 @@ class ThreadedChatStore {
   auto call(F&& f) const -> std::invoke_result_t<F&, ChatStore&> {
     using Result = std::invoke_result_t<F&, ChatStore&>;
     if (std::this_thread::get_id() == thread_.get_id()) return f(store_);
-    std::packaged_task<Result()> task([&] { return f(store_); });
+    // What f inserted without a reserved id (an import, a test's own rows) moves the handed-out
+    // ids past it.
+    std::packaged_task<Result()> task([&] {
+      struct Follow {
+        const ThreadedChatStore& self;
+        ~Follow() { self.followLargestIds(); }
+      } follow{*this};
+      return f(store_);
+    });
     std::future<Result> result = task.get_future();
     enqueue([&task] { task(); }, 0);
     return result.get();
@@ -54,6 +68,15 @@ class ThreadedChatStore {
   // Queues f and returns at once; a failure goes to the error handler. A nonzero `replaceKey`
   // drops a queued, not yet started task with the same key (the new one supersedes it).
   void post(std::function<void(ChatStore&)> f, qint64 replaceKey = 0);
+  // The same, and then `done` on the store thread with the failure's message (empty: it worked).
+  void post(std::function<void(ChatStore&)> f, std::function<void(const QString& error)> done);
+  // Queues a read: f runs on the store thread after everything queued before it; it hands its
+  // result back itself (a queued call to the GUI thread) and deals with its own errors.
+  void read(std::function<void(ChatStore&)> f);
+  // An id for a new conversation or message that no other row has or will get; the caller
+  // queues the write that uses it at once. Valid once open() has returned.
+  Id reserveConversationId() { return ++lastConversationId_; }
+  Id reserveMessageId() { return ++lastMessageId_; }
   // Waits until everything queued so far has run.
   void flush() const {
     call([](ChatStore&) {});
@@ -69,7 +92,7 @@ class ThreadedChatStore {
   OpenReport openReport() const;
   QString path() const;
 
-  Id createConversation(const QString& title, const QString& modelPath = {});
+  Id createConversation(const QString& title, const QString& modelPath = {}, Id newId = 0);
   void renameConversation(Id conversationId, const QString& title);
   void setConversationModel(Id conversationId, const QString& modelPath);
   void deleteConversation(Id conversationId);
@@ -81,10 +104,10 @@ class ThreadedChatStore {
   int purgeTrash(const QDateTime& cutoff);
   std::optional<Conversation> conversation(Id conversationId) const;
 
-  Id addMessage(Id conversationId, Id parentId, Role role, const QString& content);
-  Id editMessage(Id messageId, const QString& newContent);
-  Id beginAssistantMessage(Id parentId, const QString& model);
-  Id beginRegeneration(Id assistantMessageId, const QString& model);
+  Id addMessage(Id conversationId, Id parentId, Role role, const QString& content, Id newId = 0);
+  Id editMessage(Id messageId, const QString& newContent, Id newId = 0);
+  Id beginAssistantMessage(Id parentId, const QString& model, Id newId = 0);
+  Id beginRegeneration(Id assistantMessageId, const QString& model, Id newId = 0);
   // Queued.
   void checkpoint(Id messageId, const QString& textSoFar);
   void checkpoint(Id messageId, const QString& textSoFar, const QString& reasoningSoFar,
@@ -121,6 +144,7 @@ class ThreadedChatStore {
   };
   void enqueue(std::function<void()> run, qint64 replaceKey, bool queuedWrite = false) const;
   void runQueue();  // the store thread
+  void followLargestIds() const;  // on the store thread: past every id in the file
 
   // Calls that only read still go through the queue (the order is the point), hence mutable.
   mutable ChatStore store_;  // touched only on the store thread
@@ -130,6 +154,7 @@ class ThreadedChatStore {
   mutable int pendingWrites_ = 0;
   bool stopping_ = false;
   ErrorHandler onError_;
+  mutable std::atomic<Id> lastConversationId_{0}, lastMessageId_{0};
   std::thread thread_;  // last: started once everything above exists
 };
 

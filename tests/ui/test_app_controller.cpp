@@ -119,6 +119,7 @@ class AppControllerTest : public QObject {
     const qint64 secondAnswerId = view.row(1)->id;
     QVERIFY(secondAnswerId != firstAnswerId);
     controller_->switchBranch(view.row(1)->id, -1);
+    QTRY_VERIFY(!controller_->messagesLoading());  // the rows come from the store thread
     QCOMPARE(view.row(1)->id, firstAnswerId);
     QCOMPARE(rowText(view, 1), firstAnswer);
 
@@ -127,6 +128,7 @@ class AppControllerTest : public QObject {
     QCOMPARE(rowText(view, 0), QStringLiteral("Name one animal."));
     QCOMPARE(view.row(0)->siblingCount, 2);
     controller_->switchBranch(view.row(0)->id, -1);
+    QTRY_VERIFY(!controller_->messagesLoading());  // the rows come from the store thread
     QCOMPARE(rowText(view, 0), QStringLiteral("Name one color."));
     // ChatStore::selectBranch shows the newest message below the chosen one: the regenerated answer.
     QCOMPARE(view.row(1)->id, secondAnswerId);
@@ -195,6 +197,7 @@ class AppControllerTest : public QObject {
   void searchJumpsToHit() {
     controller_->search(QStringLiteral("animal"));
     SearchResultModel& results = *controller_->searchResults();
+    QTRY_VERIFY(!controller_->searching());  // the search runs on the store thread
     QVERIFY(results.rowCount() >= 1);
     const QModelIndex hit = results.index(0);
     const qint64 conversation = results.data(hit, SearchResultModel::ConversationIdRole).toLongLong();
@@ -203,8 +206,8 @@ class AppControllerTest : public QObject {
     QSignalSpy scrolled(controller_.get(), &AppController::scrollToMessage);
     controller_->openSearchHit(conversation, message);
     QCOMPARE(controller_->currentConversationId(), conversation);
+    QTRY_COMPARE(scrolled.count(), 1);  // once the hit's rows are shown
     QVERIFY(controller_->messageRow(message) >= 0);  // the hit's branch is the one shown
-    QCOMPARE(scrolled.count(), 1);
   }
 
   void renameAndDelete() {
@@ -304,6 +307,7 @@ class AppControllerTest : public QObject {
     int answersWithStats = 0;
     for (const auto& conversation : store.listConversations()) {
       again.openConversation(conversation.id);
+      QTRY_VERIFY(!again.messagesLoading());  // the rows come from the store thread
       const MessageModel& view = *again.messages();
       for (int row = 0; row < view.rowCount(); ++row) {
         const MessageRow* m = view.row(row);

@@ -42,6 +42,9 @@ class ComposerFlowTest : public QObject {
     model_ = model;
     controller_ = std::make_unique<AppController>(options());
     QVERIFY(controller_->setSetting("maxTokens", "8"));
+    // As every chat's default: the chats made below answer in at most 8 tokens too (with only
+    // the first chat's own setting they had no limit and now and then ran for minutes).
+    controller_->saveSettingsAsDefaults();
   }
 
   void typedWhileLoadingIsSentOnceLoaded() {
@@ -79,6 +82,7 @@ class ComposerFlowTest : public QObject {
       QVERIFY(controller_->send(question));
       controller_->setDraft({});
       QVERIFY(QTest::qWaitFor([&] { return finished.count() >= 1; }, 120000));
+      QCOMPARE(controller_->settings().value("maxTokens").toInt(), 8);  // bounded, see above
       const auto branch = store.activeBranch(controller_->currentConversationId());
       const auto stats = store.stats(branch.last().id);
       QVERIFY(stats.has_value());

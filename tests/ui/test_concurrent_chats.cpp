@@ -124,6 +124,7 @@ class ConcurrentChatsTest : public QObject {
     // Back to A mid-stream: the partial answer is there and keeps filling.
     controller_->openConversation(a);
     QVERIFY(controller_->generating());
+    QTRY_VERIFY(!controller_->messagesLoading());  // the rows come from the store thread
     QCOMPARE(view.rowCount(), 2);
     QCOMPARE(view.row(1)->id, answerA);
     QCOMPARE(view.row(1)->status, QStringLiteral("streaming"));
@@ -165,6 +166,7 @@ class ConcurrentChatsTest : public QObject {
     }
     // B's line, as reloaded from the store, names the reuse and the backend.
     controller_->openConversation(b);
+    QTRY_VERIFY(!controller_->messagesLoading());  // the rows come from the store thread
     QCOMPARE(view.row(1)->id, answerB);
     QVERIFY2(view.row(1)->statsLine.contains(QStringLiteral("reused %1 of %2 prompt tokens")
                                                  .arg(statsB->cachedTokens)

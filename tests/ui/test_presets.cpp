@@ -20,6 +20,7 @@ class PresetsTest : public QObject {
     if (c_->currentConversationId() != 0) {
       c_->store().addMessage(c_->currentConversationId(), 0, ember::store::Role::User, "used");
       c_->openConversation(c_->currentConversationId());
+      QTest::qWaitFor([&] { return !c_->messagesLoading(); });  // rows from the store thread
     }
     c_->newConversation();
     return c_->currentConversationId();
@@ -55,6 +56,7 @@ class PresetsTest : public QObject {
     QCOMPARE(setting("systemPrompt"), QStringLiteral("Speak like a pirate."));
     QCOMPARE(c_->settings().value("temperature").toDouble(), 0.2);
     c_->openConversation(first);
+    QTRY_VERIFY(!c_->messagesLoading());  // the rows come from the store thread
     QCOMPARE(setting("systemPrompt"), QStringLiteral("Speak like a pirate."));  // its own
     c_->deletePreset("Pirate");
     QCOMPARE(c_->presetNames(), QStringList{});
@@ -70,6 +72,7 @@ class PresetsTest : public QObject {
     newChat();
     QCOMPARE(setting("systemPrompt"), QStringLiteral("Be kind."));
     c_->openConversation(older);
+    QTRY_VERIFY(!c_->messagesLoading());  // the rows come from the store thread
     QCOMPARE(setting("systemPrompt"), QString());  // an older chat keeps having none
   }
 };

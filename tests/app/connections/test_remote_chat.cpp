@@ -295,6 +295,7 @@ class RemoteChatTest : public QObject {
     QVERIFY(chatId_ > 0);
     controller_->openConversation(chatId_);
     QVERIFY(QTest::qWaitFor([&] { return controller_->usingRemoteModel(); }, 5000));
+    QTRY_VERIFY(!controller_->messagesLoading());  // the rows come from the store thread
     QCOMPARE(controller_->modelName(), modelId_);
     QVERIFY(controller_->composerBlockReason().isEmpty());
     QVERIFY(controller_->setSetting("maxTokens", 16));
