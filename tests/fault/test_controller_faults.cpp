@@ -109,6 +109,10 @@ class ControllerFaultsTest : public QObject {
     QSignalSpy finished(controller_.get(), &AppController::answerFinished);
     QVERIFY(controller_->send(QStringLiteral("the answer to this one fails to save")));
     const qint64 answerId = controller_->messages()->row(controller_->messages()->rowCount() - 1)->id;
+    // send() queues the question's write; let it land first, so that the fault is the answer's.
+    // The answer's saves are queued from this thread's event loop, which does not run between
+    // the flush and the arming: every one of them comes after the fault is armed.
+    controller_->store().flush();
     {
       Armed armed(Kind::Write, 1);
       QVERIFY(QTest::qWaitFor([&] { return finished.count() >= 1; }, 120000));
