@@ -5,15 +5,14 @@
 # inputs and for EMBER_FUZZ_SECONDS from its seeds (fuzz, build-fuzz/). Parts run only when
 # EMBER_TEST_PARTS names them: the whole CPU suite under ASan + UBSan (asan, build-asan/) and the
 # .deb built, installed, run and purged (package, build-package/, needs root).
-# CI's budget is 60 minutes on 2 cores. Measured, with ccache warm: plain 19-22 min and fuzz
-# about 4 (7 harnesses, 30 s each) on a quiet machine, 31 min for both on the CI machine; tsan's
-# 8 tests ran in 6m34s at load ~10 (engine batching 183 s, engine host 113 s, the rest 18-30 s
-# or less); its build, when ccache holds its objects, is some 200 cache hits and 9 links
-# (estimated at a CPU-minute or two: a cache-warm plain build of one test, 152 steps, took 29
-# CPU-seconds), a cold one 11-32 min beside other builds. Default: plain tsan fuzz, an estimated
-# 35-40 minutes. asan is not in the default: it was never timed whole (a
-# cold build is 781 steps of 4-11 CPU-seconds each; the 26 gguf, tokenizer and template tests
-# built so far pass under it).
+# CI's budget is 60 minutes on 2 cores. Measured on clean clones with ccache warm and nothing
+# else running: plain 22m25s (130 tests, 589 s of them), tsan 11m23s (its 329 build steps partly
+# from ccache, then 8 tests in 209 s: engine host 86 s, engine batching 83 s, concurrent chats
+# 14 s, local API server 11 s, inference worker 9 s, thread pool 6 s, the rest under a second;
+# no race reported) and fuzz about 4 (7 harnesses, 30 s each); the default, plain tsan fuzz,
+# some 38 minutes. asan is not in the default: its cold build alone is 781 steps of 4-11
+# CPU-seconds each (some 40-55 minutes on 2 cores), and the suite has not run under it as a
+# whole (the 26 gguf, tokenizer and template tests built so far pass).
 # package takes 3m20s with a warm ccache.
 #   scripts/test.sh [ctest arguments...]     e.g. scripts/test.sh -L engine
 # Environment: EMBER_BUILD_DIR (default ./build), EMBER_MODELS_DIR (default ~/.cache/ember/models),
