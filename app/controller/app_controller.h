@@ -82,6 +82,11 @@ class AppController : public QObject {
   Q_PROPERTY(bool messagesLoading READ messagesLoading NOTIFY messagesLoadingChanged)
   // A search is running on the store's thread; the results arrive when this turns false.
   Q_PROPERTY(bool searching READ searching NOTIFY searchingChanged)
+  // An export or an import is running on the store's thread (one at a time); transferText says
+  // which and where ("Exporting to <file>…"), empty when none runs.
+  Q_PROPERTY(bool exporting READ exporting NOTIFY transferChanged)
+  Q_PROPERTY(bool importing READ importing NOTIFY transferChanged)
+  Q_PROPERTY(QString transferText READ transferText NOTIFY transferChanged)
 
  public:
   struct Options {
@@ -118,6 +123,9 @@ class AppController : public QObject {
   QString notice() const { return notice_; }
   bool messagesLoading() const { return messagesLoading_; }
   bool searching() const { return searching_; }
+  bool exporting() const { return transfer_.kind == Transfer::Export; }
+  bool importing() const { return transfer_.kind == Transfer::Import; }
+  QString transferText() const;
   QVariantMap settings() const;
   // The chat database, on its own thread (threaded_chat_store.h); its calls run in order.
   store::ThreadedChatStore& store() { return store_; }
@@ -157,10 +165,14 @@ class AppController : public QObject {
   Q_INVOKABLE void deleteConversation(qint64 conversationId);  // to the trash, with Undo
   Q_INVOKABLE void undoDelete();
   Q_INVOKABLE void setPinned(qint64 conversationId, bool pinned);
-  // To a file as "md" or "json" (conversationId 0: all); returns the error, empty when saved.
+  // To a file as "md" or "json" (conversationId 0: all), on the store's thread; returns why it
+  // was refused (another export or import running), empty when it started. exportFinished
+  // tells how it ended.
   Q_INVOKABLE QString exportConversations(qint64 conversationId, const QUrl& file,
                                           const QString& format);
-  // A JSON export added as new conversations; returns the error, empty when imported.
+  // A JSON export added as new conversations, on the store's thread; returns why it was
+  // refused, empty when it started. importFinished tells how it ended (the first imported chat
+  // is then opened).
   Q_INVOKABLE QString importConversations(const QUrl& file);
   Q_INVOKABLE void search(const QString& query);
   Q_INVOKABLE void openSearchHit(qint64 conversationId, qint64 messageId);
@@ -214,6 +226,10 @@ class AppController : public QObject {
   void languageChanged();
   void messagesLoadingChanged();
   void searchingChanged();
+  void transferChanged();
+  // How an export or import ended: the error, empty when it worked.
+  void exportFinished(const QString& path, const QString& error);
+  void importFinished(int conversations, const QString& error);
   void countInWorker(quint64 generation, const ember::app::WorkerRequest& request);
   void focusComposer();
   void scrollToMessage(qint64 messageId);
@@ -391,6 +407,12 @@ class AppController : public QObject {
   quint64 trashGeneration_ = 0;
   bool searching_ = false;
   quint64 searchGeneration_ = 0;
+  struct Transfer {
+    enum Kind { None, Export, Import } kind = None;
+    QString path;
+  } transfer_;  // the export or import running (app_controller_export.cpp)
+  void setTransfer(Transfer::Kind kind, const QString& path);
+  QString refuseSecondTransfer() const;  // why a second one cannot start; empty when it can
   QThreadPool fitQueries_;  // last: destroyed (and waited for) first
 };
 

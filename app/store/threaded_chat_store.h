@@ -77,6 +77,10 @@ class ThreadedChatStore {
   // queues the write that uses it at once. Valid once open() has returned.
   Id reserveConversationId() { return ++lastConversationId_; }
   Id reserveMessageId() { return ++lastMessageId_; }
+  // `count` consecutive ids at once (the first is returned), for a write that inserts many rows
+  // (an import, reserving on the store thread while the GUI may reserve its own).
+  Id reserveConversationIds(Id count) { return lastConversationId_.fetch_add(count) + 1; }
+  Id reserveMessageIds(Id count) { return lastMessageId_.fetch_add(count) + 1; }
   // Waits until everything queued so far has run.
   void flush() const {
     call([](ChatStore&) {});

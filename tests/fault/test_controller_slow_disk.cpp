@@ -1,6 +1,6 @@
 // Every user action against a slow and against a refusing disk, through the AppController on the
 // default model: new chat, send, rename, pin, a settings change, delete (to the trash), Undo,
-// opening a chat, search, edit and regenerate.
+// opening a chat, search, edit, regenerate, export (JSON and Markdown) and import.
 // - Slow disk (every write 100 ms, every fsync 800 ms, as on a busy or network drive): the GUI
 //   thread keeps its pace. A 5 ms timer on it measures its longest gap from the action until the
 //   UI shows the result; it must stay under 400 ms. With the store called from the GUI thread
@@ -12,7 +12,10 @@
 //   UI then holds what the database holds.
 // Reference for "what the database holds": the file read over a separate raw SQLite connection
 // (the conversation list, the shown chat's active branch by active_leaf_id/parent_id, its own
-// settings, the search terms by LIKE).
+// settings, the search terms by LIKE). Reference for an export: what the synchronous export
+// wrote (chatexport::exportJson on the same file after the same writes, then dump(2) + "\n" or
+// toMarkdown, as `ember-cli export` does), byte for byte. An import is checked against the
+// chat it came from (roles and texts of every message, read raw from both rows).
 #include <QDir>
 #include <QElapsedTimer>
 #include <QJsonDocument>
@@ -26,6 +29,7 @@
 #include "common/test_paths.h"
 #include "controller/app_controller.h"
 #include "fault/fault_vfs.h"
+#include "store/export/chat_export.h"
 
 using namespace ember::app;
 using namespace ember::test::fault;
@@ -37,6 +41,27 @@ constexpr auto kModel = "SmolLM2-135M-Instruct.Q4_1.gguf";
 constexpr qint64 kGapBoundMs = 400;
 const QStringList kActions = {"new chat", "send", "rename", "pin", "setting", "trash", "restore",
                               "open chat", "search", "edit", "regenerate"};
+// Run on the slow disk only (export reads; a refused import is covered by the store's tests).
+const QStringList kTransfers = {"export json", "export md", "import"};
+
+// What the synchronous export wrote for these chats (see the top).
+QByteArray referenceExport(const QString& db, const QString& format, qint64 conversationId = 0) {
+  const auto doc = ember::chatexport::exportJson(
+      db.toStdString(), conversationId > 0 ? std::optional<int64_t>(conversationId) : std::nullopt);
+  const std::string text =
+      format == "json" ? doc.dump(2) + "\n" : ember::chatexport::toMarkdown(doc);
+  return QByteArray(text.data(), qsizetype(text.size()));
+}
+QByteArray readAll(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+// Every message of a chat as role|content, in id order (imported ids keep the file's order).
+QStringList chatRows(const QString& db, qint64 conversationId) {
+  return RawDb(db).column(
+      "SELECT role || '|' || content FROM messages WHERE conversation_id = ?1 ORDER BY id",
+      {QString::number(conversationId)});
+}
 }  // namespace
 
 class ControllerSlowDiskTest : public QObject {
@@ -45,6 +70,9 @@ class ControllerSlowDiskTest : public QObject {
   QString path_;
   std::unique_ptr<AppController> controller_;
   int sent_ = 0;
+  QString exportFile_;         // the export action's file
+  QString importFile_;         // the import action's file: an export of importedFrom_
+  qint64 importedFrom_ = 0;
 
   bool loading() const { return controller_->property("messagesLoading").toBool(); }
   bool searching() const { return controller_->property("searching").toBool(); }
@@ -128,6 +156,24 @@ class ControllerSlowDiskTest : public QObject {
     if (action == "regenerate") {
       controller_->regenerate();
       return answered;
+    }
+    if (action.startsWith("export")) {
+      const QString format = action.section(' ', 1);
+      exportFile_ = dir_.filePath("export-%1.%2").arg(++sent_).arg(format);
+      // A write on the disk ahead of it: the export must include it, so it waits for it.
+      controller_->renameConversation(current(), QStringLiteral("exported %1").arg(sent_));
+      const QString refused = controller_->exportConversations(0, QUrl::fromLocalFile(exportFile_), format);
+      if (!refused.isEmpty()) qFatal("export refused: %s", qPrintable(refused));
+      const QString saved = QStringLiteral("Saved to %1").arg(exportFile_);
+      return [this, saved] { return controller_->notice() == saved; };
+    }
+    if (action == "import") {
+      const QString refused = controller_->importConversations(QUrl::fromLocalFile(importFile_));
+      if (!refused.isEmpty()) qFatal("import refused: %s", qPrintable(refused));
+      return [this] {
+        return controller_->notice().startsWith("Imported 1 conversation") && !loading() &&
+               controller_->messages()->rowCount() > 0;
+      };
     }
     qFatal("unknown action");
   }
@@ -221,11 +267,22 @@ class ControllerSlowDiskTest : public QObject {
 
   void slowDiskNeverHoldsTheGuiThread_data() {
     QTest::addColumn<QString>("action");
-    for (const QString& action : kActions) QTest::newRow(qPrintable(action)) << action;
+    for (const QString& action : kActions + kTransfers) QTest::newRow(qPrintable(action)) << action;
   }
   void slowDiskNeverHoldsTheGuiThread() {
     QFETCH(QString, action);
     if (action == "open chat") otherChat();  // made at full speed
+    QStringList conversationsBefore;
+    if (action == "import") {  // the file to import, written at full speed
+      controller_->store().flush();
+      importedFrom_ = current();
+      importFile_ = dir_.filePath("import.json");
+      QFile f(importFile_);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(referenceExport(path_, "json", importedFrom_));
+      f.close();
+      conversationsBefore = RawDb(path_).column("SELECT id FROM conversations ORDER BY id");
+    }
     QSignalSpy finished(controller_.get(), &AppController::answerFinished);
     QElapsedTimer sinceTick, took;
     qint64 longestGapMs = 0, shownAfterMs = 0, flushMs = 0;
@@ -256,6 +313,97 @@ class ControllerSlowDiskTest : public QObject {
              qPrintable(QStringLiteral("the store finished in %1 ms: the slow disk was not on "
                                        "the path").arg(shownAfterMs + flushMs)));
     expectUiAsStored(action == "search");
+    if (action.startsWith("export")) {
+      // Byte for byte what the synchronous export writes now (the store has flushed: the rename
+      // queued before it is in both).
+      const QByteArray written = readAll(exportFile_);
+      QVERIFY(!written.isEmpty());
+      QCOMPARE(written, referenceExport(path_, action.section(' ', 1)));
+      QVERIFY(written.contains(QStringLiteral("exported %1").arg(sent_).toUtf8()));
+    }
+    if (action == "import") {
+      // One new chat, shown, holding the messages of the chat it was exported from.
+      const QStringList after = RawDb(path_).column("SELECT id FROM conversations ORDER BY id");
+      QCOMPARE(after.size(), conversationsBefore.size() + 1);
+      QVERIFY(!conversationsBefore.contains(QString::number(current())));
+      QCOMPARE(chatRows(path_, current()), chatRows(path_, importedFrom_));
+      QVERIFY(controller_->conversations()->rowOf(current()) >= 0);
+    }
+  }
+
+  // While one export or import runs, a second of either is refused with the reason, and the
+  // busy state is shown until the first one's outcome arrives.
+  void secondTransferIsRefused() {
+    controller_->store().flush();
+    const QString file = dir_.filePath("first.json");
+    QSignalSpy exported(controller_.get(), SIGNAL(exportFinished(QString,QString)));
+    QVERIFY(exported.isValid());
+    {
+      SlowDisk slow(100, 800);
+      controller_->renameConversation(current(), QStringLiteral("busy %1").arg(++sent_));
+      QCOMPARE(controller_->exportConversations(0, QUrl::fromLocalFile(file), "json"), QString());
+      QVERIFY(controller_->property("exporting").toBool());
+      QVERIFY(controller_->property("transferText").toString().contains(file));
+      const QString second =
+          controller_->exportConversations(0, QUrl::fromLocalFile(dir_.filePath("second.json")), "json");
+      QVERIFY2(second.contains("Try again"), qPrintable(second));
+      const QString import = controller_->importConversations(QUrl::fromLocalFile(file));
+      QVERIFY2(import.contains("Try again"), qPrintable(import));
+      QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 1, 20000);
+    }
+    QCOMPARE(exported.at(0).at(0).toString(), file);
+    QCOMPARE(exported.at(0).at(1).toString(), QString());
+    QVERIFY(!controller_->property("exporting").toBool());
+    QVERIFY(!QFile::exists(dir_.filePath("second.json")));
+    // A failed one brings its reason (a folder that does not exist).
+    const QString bad = dir_.filePath("no-such-folder/x.json");
+    QCOMPARE(controller_->exportConversations(0, QUrl::fromLocalFile(bad), "json"), QString());
+    QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 2, 20000);
+    QVERIFY2(exported.at(1).at(1).toString().contains(bad), qPrintable(exported.at(1).at(1).toString()));
+  }
+
+  // A quit (the controller destroyed) right after an export and an import were started, with a
+  // new chat made behind the import: both finish before the process ends. The file is whole,
+  // the import is all there, and the new chat's id, handed out while the import waited, was
+  // not taken by the import's rows.
+  void quitDuringTransferFinishesIt() {
+    controller_->store().flush();
+    const QString source = dir_.filePath("quit-source.json");
+    {
+      QFile f(source);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(referenceExport(path_, "json", current()));
+    }
+    const QString db = dir_.filePath("quit.sqlite");
+    const QString out = dir_.filePath("quit-export.md");
+    {
+      AppController::Options options;
+      options.databasePath = db;
+      options.modelFolders = {};
+      auto other = std::make_unique<AppController>(options);
+      SlowDisk slow(100, 800);
+      QCOMPARE(other->importConversations(QUrl::fromLocalFile(source)), QString());
+      other->newConversation();
+      QTest::qWait(50);  // the import is on the disk now
+      other.reset();  // the quit
+    }
+    QCOMPARE(integrityCheck(db), QStringLiteral("ok"));
+    RawDb raw(db);
+    const QStringList chats = raw.column("SELECT title FROM conversations ORDER BY id");
+    QCOMPARE(chats.size(), 2);  // the imported one and the new chat
+    const QStringList imported = raw.column(
+        "SELECT id FROM conversations WHERE title <> 'New chat' ORDER BY id");
+    QCOMPARE(imported.size(), 1);
+    QCOMPARE(chatRows(db, imported.at(0).toLongLong()), chatRows(path_, current()));
+    {
+      AppController::Options options;
+      options.databasePath = db;
+      auto other = std::make_unique<AppController>(options);
+      SlowDisk slow(100, 800);
+      QCOMPARE(other->exportConversations(0, QUrl::fromLocalFile(out), "md"), QString());
+      other.reset();
+    }
+    QCOMPARE(readAll(out), referenceExport(db, "md"));
   }
 
   void refusedWriteIsShownAndUndone_data() {

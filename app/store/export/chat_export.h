@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -44,7 +45,18 @@ struct ImportResult {
 // duration and is refused while another process (the app) holds it. The app, which is the
 // writer of its own database, passes CallerIsWriter.
 enum class WriterRole { TakeLock, CallerIsWriter };
+// The ids the new rows take: 0 lets SQLite pick (one past the largest); otherwise conversations
+// get conversation, conversation + 1, ... and messages likewise, in the order they are inserted.
+// The app passes a block it reserved, since ids it handed out for writes still queued are not in
+// the file yet and SQLite would pick them.
+struct FirstIds {
+  int64_t conversation = 0;
+  int64_t message = 0;
+};
 ImportResult importJson(const std::string& databasePath, const Json& document,
-                        WriterRole role = WriterRole::TakeLock);
+                        WriterRole role = WriterRole::TakeLock, FirstIds first = {});
+// How many conversations and messages importJson would insert for this document (0 for a
+// document that is not shaped like an export: its import fails before inserting anything).
+std::pair<int64_t, int64_t> importCounts(const Json& document);
 
 }  // namespace ember::chatexport

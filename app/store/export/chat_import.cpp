@@ -76,10 +76,13 @@ void insertStats(const Db& db, int64_t messageId, const Json& stats, const std::
 
 // Inserts one conversation; returns its new id. Messages go parents first whatever their order
 // in the file; every id is new, the file's ids only link its own messages.
-int64_t insertConversation(const Db& db, const Json& c, int ordinal, ImportResult& result) {
+int64_t insertConversation(const Db& db, const Json& c, int ordinal, ImportResult& result,
+                           FirstIds& next) {
   const std::string where = "conversation " + std::to_string(ordinal + 1);
   Stmt conv(db, "INSERT INTO conversations (title, created_at, updated_at, model_path, settings, "
-                "pinned) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+                "pinned, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  if (next.conversation > 0) conv.bind(7, next.conversation++);
+  else conv.bindNull(7);  // SQLite picks
   conv.bind(1, text(c, "title", where));
   conv.bind(2, integer(c, "createdAtMs", where));
   conv.bind(3, integer(c, "updatedAtMs", where));
@@ -98,8 +101,8 @@ int64_t insertConversation(const Db& db, const Json& c, int ordinal, ImportResul
   }
   std::map<int64_t, int64_t> newId;  // file id -> database id
   Stmt insert(db, "INSERT INTO messages (conversation_id, parent_id, role, content, created_at, "
-                  "status, model, finish_reason, reasoning, reasoning_ms) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+                  "status, model, finish_reason, reasoning, reasoning_ms, id) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   while (!pending.empty()) {
     bool progressed = false;
     for (auto it = pending.begin(); it != pending.end();) {
@@ -129,6 +132,8 @@ int64_t insertConversation(const Db& db, const Json& c, int ordinal, ImportResul
       insert.bind(8, m.value("finishReason", std::string()));
       insert.bind(9, m.value("reasoning", std::string()));
       insert.bind(10, m.value("reasoningMs", 0.0));
+      if (next.message > 0) insert.bind(11, next.message++);
+      else insert.bindNull(11);
       insert.step();
       const int64_t id = sqlite3_last_insert_rowid(db.get());
       newId[it->first] = id;
@@ -150,16 +155,18 @@ int64_t insertConversation(const Db& db, const Json& c, int ordinal, ImportResul
   return conversationId;
 }
 
-ImportResult importChecked(const std::string& databasePath, const Json& document, WriterRole role);
+ImportResult importChecked(const std::string& databasePath, const Json& document, WriterRole role,
+                           FirstIds first);
 
 }  // namespace
 
 // A field of the wrong type (a number where text belongs) surfaces as nlohmann's type_error
 // from the typed reads below; it is bad input like any other, reported the same way (and, like
 // any other, before the import's transaction commits: nothing is half-imported).
-ImportResult importJson(const std::string& databasePath, const Json& document, WriterRole role) {
+ImportResult importJson(const std::string& databasePath, const Json& document, WriterRole role,
+                        FirstIds first) {
   try {
-    return importChecked(databasePath, document, role);
+    return importChecked(databasePath, document, role, first);
   } catch (const Json::type_error& e) {
     bad(std::string("a field has the wrong type (") + e.what() + ")");
   }
@@ -167,7 +174,8 @@ ImportResult importJson(const std::string& databasePath, const Json& document, W
 
 namespace {
 
-ImportResult importChecked(const std::string& databasePath, const Json& document, WriterRole role) {
+ImportResult importChecked(const std::string& databasePath, const Json& document, WriterRole role,
+                           FirstIds next) {
   if (!document.is_object() || document.value("format", std::string()) != kFormatName)
     bad("the \"format\" is not \"" + std::string(kFormatName) + "\"");
   if (document.value("version", 0) != kFormatVersion)
@@ -198,7 +206,7 @@ ImportResult importChecked(const std::string& databasePath, const Json& document
   try {
     int ordinal = 0;
     for (const Json& c : conversations)
-      result.newConversationIds.push_back(insertConversation(db, c, ordinal++, result));
+      result.newConversationIds.push_back(insertConversation(db, c, ordinal++, result, next));
     db.exec("COMMIT");
   } catch (...) {
     sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
@@ -209,5 +217,16 @@ ImportResult importChecked(const std::string& databasePath, const Json& document
 }
 
 }  // namespace
+
+std::pair<int64_t, int64_t> importCounts(const Json& document) {
+  if (!document.is_object() || !document.contains("conversations") ||
+      !document["conversations"].is_array())
+    return {0, 0};
+  int64_t messages = 0;
+  for (const Json& c : document["conversations"])
+    if (c.is_object() && c.contains("messages") && c["messages"].is_array())
+      messages += static_cast<int64_t>(c["messages"].size());
+  return {static_cast<int64_t>(document["conversations"].size()), messages};
+}
 
 }  // namespace ember::chatexport
