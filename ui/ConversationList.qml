@@ -12,6 +12,14 @@ Rectangle {
     color: Theme.sidebar
 
     function focusSearch() { searchField.forceActiveFocus(); searchField.selectAll() }
+    // An export or import runs on the store's thread; one at a time.
+    readonly property bool transferBusy: AppController.exporting || AppController.importing
+
+    Connections {
+        target: AppController
+        function onExportFinished(path, error) { if (error.length > 0) errorDialog.show(error) }
+        function onImportFinished(conversations, error) { if (error.length > 0) errorDialog.show(error) }
+    }
 
     ColumnLayout {
         anchors.fill: parent
@@ -34,17 +42,40 @@ Rectangle {
                     id: allMenu
                     MenuItem {
                         text: qsTr("Export all chats as Markdown…")
+                        enabled: !sidebar.transferBusy
                         onTriggered: exportDialog.ask(0, "md")
                     }
                     MenuItem {
                         text: qsTr("Export all chats as JSON…")
+                        enabled: !sidebar.transferBusy
                         onTriggered: exportDialog.ask(0, "json")
                     }
                     MenuItem {
                         text: qsTr("Import chats from JSON…")
+                        enabled: !sidebar.transferBusy
                         onTriggered: importDialog.open()
                     }
                 }
+            }
+        }
+
+        // "Exporting to <file>…" while it runs; the outcome comes as the notice (or the error).
+        RowLayout {
+            objectName: "transferBusy"
+            Layout.fillWidth: true
+            visible: sidebar.transferBusy
+            BusyIndicator {
+                running: parent.visible
+                implicitWidth: 18
+                implicitHeight: 18
+                padding: 0
+            }
+            Label {
+                Layout.fillWidth: true
+                text: AppController.transferText
+                elide: Text.ElideMiddle
+                color: Theme.text
+                Accessible.name: text
             }
         }
 
@@ -187,10 +218,12 @@ Rectangle {
                             }
                             MenuItem {
                                 text: qsTr("Export as Markdown…")
+                                enabled: !sidebar.transferBusy
                                 onTriggered: exportDialog.ask(row.conversationId, "md")
                             }
                             MenuItem {
                                 text: qsTr("Export as JSON (every version, with stats)…")
+                                enabled: !sidebar.transferBusy
                                 onTriggered: exportDialog.ask(row.conversationId, "json")
                             }
                             MenuItem {
