@@ -772,6 +772,10 @@ Click for details</source>
         <translation>최대 토큰</translation>
     </message>
     <message>
+        <source>Chat template</source>
+        <translation>채팅 템플릿</translation>
+    </message>
+    <message>
         <source>Older messages left out</source>
         <translation>빠진 오래된 메시지</translation>
     </message>
