@@ -520,6 +520,10 @@
 <context>
     <name>MessageBubble</name>
     <message>
+        <source>Show the whole message (%1 characters)</source>
+        <translation>메시지 전체 보기 (%1자)</translation>
+    </message>
+    <message>
         <source>Prompt reading progress</source>
         <translation>프롬프트 읽기 진행</translation>
     </message>
