@@ -157,8 +157,9 @@ inline void accumulateLaneGroup(const float* const* w, float* const* laneRows, c
   __m512 y[Q][4];
   for (int q = 0; q < Q; ++q)
     for (int r = 0; r < 4; ++r) y[q][r] = _mm512_loadu_ps(laneRows[q] + 16 * r);
-  for (int64_t i = first; i < batch; i += step) {
-    const float* row = x + i * width;
+  // x: this lane's rows, one after the other (width floats apart), from the lane's first row.
+  const float* row = x;
+  for (int64_t i = first; i < batch; i += step, row += width) {
     const __m512 v0 = _mm512_load_ps(row), v1 = _mm512_load_ps(row + 16),
                  v2 = _mm512_load_ps(row + 32), v3 = _mm512_load_ps(row + 48);
     for (int q = 0; q < Q; ++q) {
@@ -187,12 +188,20 @@ void accumulateRowsMultiWide(const float* const* weights, float* const* lanes, i
   thread_local std::unique_ptr<float[], AlignedFree> storage{
       static_cast<float*>(std::aligned_alloc(64, kBufferFloats * sizeof(float)))};
   float* buffer = storage.get();
-  const int64_t batchRows = std::max<int64_t>(1, kBufferFloats / width);
+  // A whole number of rows per lane (or fewer rows than lanes), so the lane-major slots below fit.
+  const int64_t capacity = kBufferFloats / width;  // at least 32 rows (width <= 4096)
+  const int64_t batchRows = capacity >= laneCount ? capacity / laneCount * laneCount : capacity;
   for (int64_t start = 0; start < count; start += batchRows) {
     const int64_t batch = std::min(batchRows, count - start);
-    for (int64_t i = 0; i < batch; ++i)
+    // Lane-major: batch row i goes to slot (i % laneCount) * rowsPerLane + i / laneCount, so that
+    // the rows one lane row takes lie one after the other (laneCount rows apart they would map to
+    // the same few L1 sets).
+    const int64_t rowsPerLane = (batch + laneCount - 1) / laneCount;
+    for (int64_t i = 0; i < batch; ++i) {
+      float* slot = buffer + (i % laneCount * rowsPerLane + i / laneCount) * width;
       for (int64_t c = 0; c < width; c += 16)
-        _mm512_store_ps(buffer + i * width + c, loadF16x16(rows[start + i] + c));
+        _mm512_store_ps(slot + c, loadF16x16(rows[start + i] + c));
+    }
     const int64_t firstLaneOfBatch = (firstLane + start) % laneCount;
     for (int64_t c = 0; c < width; c += 64)
       for (int g = 0; g < queries; g += kGroup) {
@@ -204,7 +213,7 @@ void accumulateRowsMultiWide(const float* const* weights, float* const* lanes, i
           float* laneRows[kGroup];
           const int64_t lane = (firstLaneOfBatch + k) % laneCount;
           for (int j = 0; j < q; ++j) laneRows[j] = lanes[g + j] + lane * width + c;
-          const float* x = buffer + c;
+          const float* x = buffer + k * rowsPerLane * width + c;
           switch (q) {
             case 4: accumulateLaneGroup<4>(w, laneRows, x, k, batch, laneCount, width); break;
             case 3: accumulateLaneGroup<3>(w, laneRows, x, k, batch, laneCount, width); break;
