@@ -196,8 +196,8 @@ std::vector<std::string> GgufFile::getStringArray(const std::string& key) const 
   const Array& array =
       getArrayOf(key, "an array of strings", [](ValueType t) { return t == ValueType::String; });
   std::vector<std::string> out;
-  out.reserve(array.items.size());
-  for (const Value& item : array.items) out.push_back(item.asString());
+  out.reserve(array.size());
+  for (size_t i = 0; i < array.size(); ++i) out.emplace_back(array.stringAt(i));
   return out;
 }
 
@@ -206,8 +206,8 @@ std::vector<float> GgufFile::getFloatArray(const std::string& key) const {
     return t != ValueType::String && t != ValueType::Array && t != ValueType::Bool;
   });
   std::vector<float> out;
-  out.reserve(array.items.size());
-  for (const Value& item : array.items) out.push_back(static_cast<float>(item.asFloat()));
+  out.reserve(array.size());
+  for (size_t i = 0; i < array.size(); ++i) out.push_back(static_cast<float>(array.at(i).asFloat()));
   return out;
 }
 
@@ -217,9 +217,9 @@ std::vector<int64_t> GgufFile::getIntArray(const std::string& key) const {
            t != ValueType::Float32 && t != ValueType::Float64;
   });
   std::vector<int64_t> out;
-  out.reserve(array.items.size());
-  for (size_t i = 0; i < array.items.size(); ++i) {
-    const Value& item = array.items[i];
+  out.reserve(array.size());
+  for (size_t i = 0; i < array.size(); ++i) {
+    const Value item = array.at(i);
     if (item.type == ValueType::UInt64 && std::get<uint64_t>(item.data) > INT64_MAX)
       failMistyped(key, "integers below 2^63 (item " + std::to_string(i) + " is larger)");
     out.push_back(item.asInt());
