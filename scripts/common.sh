@@ -42,6 +42,15 @@ ember_install_packages() {
     "${missing[@]}" || die "apt-get install failed for: ${missing[*]}"
 }
 
+# ccache, when installed, keyed so that another clone of the tree (CI's fresh one) reuses the
+# objects: paths under the clone are hashed relative to it, the working folder (only in debug
+# info) is left out, and the cache is large enough for the plain, sanitizer and fuzz trees.
+# A user's own ccache settings win.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$EMBER_ROOT}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
+export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-include_file_ctime,include_file_mtime,time_macros}"
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-20G}"
+
 # Configures EMBER_BUILD_DIR once (extra arguments go to CMake); ccache is used when installed.
 ember_configure() {
   [ -f "$EMBER_BUILD_DIR/CMakeCache.txt" ] && return

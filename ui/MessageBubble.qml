@@ -30,6 +30,11 @@ Item {
     readonly property bool isUser: role === "user"
     readonly property real maxBubbleWidth: Math.max(200, width * (isUser ? 0.75 : 0.9) - 32)
     property bool editing: false
+    // A very long message (a big paste) is shown folded: laying out a megabyte of text would
+    // hold the window for seconds. The whole text is kept, copied and edited as it is.
+    readonly property int foldAt: 4000
+    property bool showAll: false
+    readonly property bool folded: isUser && !showAll && text.length > foldAt
 
     implicitHeight: box.height
 
@@ -73,7 +78,8 @@ Item {
                 MessageSegmentModel {
                     id: segmentRows
                     markdown: !bubble.isUser
-                    text: bubble.isUser || bubble.text.length > 0 ? bubble.text
+                    text: bubble.folded ? bubble.text.slice(0, bubble.foldAt) + "…"
+                        : bubble.isUser || bubble.text.length > 0 ? bubble.text
                         : bubble.streaming && bubble.liveText.length === 0 ? "…" : ""
                     onResplit: body.measureAgain()
                 }
@@ -111,6 +117,13 @@ Item {
                         onImplicitWidthChanged: body.noteWidth(implicitWidth)
                         Component.onCompleted: body.noteWidth(implicitWidth)
                     }
+                }
+                Button {
+                    objectName: "showWholeMessage"
+                    visible: bubble.folded
+                    flat: true
+                    text: qsTr("Show the whole message (%1 characters)").arg(bubble.text.length)
+                    onClicked: bubble.showAll = true
                 }
             }
 

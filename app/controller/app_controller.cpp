@@ -363,16 +363,8 @@ void AppController::onFinished(const QString& key, const RequestStats& stats) {
   const auto status = stopped ? store::MessageStatus::Stopped : store::MessageStatus::Complete;
   store_.finishAssistantMessage(r.messageId, r.text, status, saved);
   stats_.insert(r.messageId, saved);
-  QString note;
-  if (stats.droppedTurns > 0)
-    note = tr("%n older message(s) were left out to fit the context window.", "",
-              stats.droppedTurns);
-  if (!stats.templateWarning.empty()) {
-    if (!note.isEmpty()) note += QLatin1Char(' ');
-    note += tr("The model's chat template could not be used for this conversation: %1")
-                .arg(QString::fromStdString(stats.templateWarning));
-  }
-  messages_.finishMessage(r.messageId, store::statusName(status), compactStatsLine(saved), note);
+  messages_.finishMessage(r.messageId, store::statusName(status), compactStatsLine(saved),
+                          answerNote(saved));
   log::request({key, saved.finishReason, stats.queueWaitMs, stats.tokenizeMs, stats.prefillMs,
                 stats.ttftMs, stats.totalMs, stats.decodeTokensPerSecond, stats.promptTokens,
                 stats.generatedTokens});

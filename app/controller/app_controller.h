@@ -329,6 +329,10 @@ class AppController : public QObject {
   void loadBranch(std::function<void()> then = {});
   // The shown branch as rows (a copy of messages_).
   QList<MessageRow> shownRows() const;
+  // What the user must be told under an answer, from its saved stats: older messages left out
+  // to fit the context window, the model's chat template replaced by a built-in one (empty when
+  // neither). The same text when the answer ends and whenever its chat is opened again.
+  QString answerNote(const store::MessageStats& stats) const;
   void dropAnswer(const QString& key);
   // A send, edit or regeneration whose rows could not be saved: its answer stopped, the chat
   // read back from the store (app_controller.cpp).

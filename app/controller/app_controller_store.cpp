@@ -146,8 +146,10 @@ void AppController::loadBranch(std::function<void()> then) {
             row.status = store::statusName(m.status);
             row.reasoning = m.reasoning;
             row.reasoningSeconds = m.reasoningMs / 1000.0;
-            if (const auto it = read.stats.constFind(m.id); it != read.stats.cend())
+            if (const auto it = read.stats.constFind(m.id); it != read.stats.cend()) {
               row.statsLine = compactStatsLine(*it);
+              row.error = answerNote(*it);  // said when it ended, and every time it is shown
+            }
             const store::SiblingInfo siblings = read.siblings.value(m.id);
             row.siblingIndex = siblings.index;
             row.siblingCount = siblings.count();
@@ -170,6 +172,19 @@ void AppController::loadBranch(std::function<void()> then) {
         },
         Qt::QueuedConnection);
   });
+}
+
+QString AppController::answerNote(const store::MessageStats& s) const {
+  QString note;
+  if (const int dropped = s.sampling.value(QStringLiteral("dropped_turns")).toInt(); dropped > 0)
+    note = tr("%n older message(s) were left out to fit the context window.", "", dropped);
+  const QString warning = s.sampling.value(QStringLiteral("template_warning")).toString();
+  if (!warning.isEmpty()) {
+    if (!note.isEmpty()) note += QLatin1Char(' ');
+    note += tr("The model's chat template could not be used for this conversation: %1")
+                .arg(warning);
+  }
+  return note;
 }
 
 QList<MessageRow> AppController::shownRows() const {

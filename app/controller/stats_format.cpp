@@ -68,6 +68,7 @@ QVariantList samplingRows(const QJsonObject& sampling) {
       {"repeat_penalty", QT_TRANSLATE_NOOP("QObject", "Repeat penalty")},
       {"max_tokens", QT_TRANSLATE_NOOP("QObject", "Max tokens")},
       {"dropped_turns", QT_TRANSLATE_NOOP("QObject", "Older messages left out")},
+      {"template_warning", QT_TRANSLATE_NOOP("QObject", "Chat template")},
   };
   auto shown = [](const QJsonValue& v) {
     if (v.isString()) return v.toString();

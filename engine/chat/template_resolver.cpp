@@ -40,10 +40,10 @@ std::string tokenText(const gguf::GgufFile& file, const gguf::Value* tokens, con
     return {};
   }
   if (!tokens || !id || *id < 0) return {};
-  const auto& items = tokens->asArray().items;
-  if (static_cast<size_t>(*id) >= items.size()) return {};
-  const auto& item = items[static_cast<size_t>(*id)];
-  return item.type == gguf::ValueType::String ? item.asString() : std::string();
+  const gguf::Array& items = tokens->asArray();
+  if (static_cast<size_t>(*id) >= items.size() || items.elementType != gguf::ValueType::String)
+    return {};
+  return std::string(items.stringAt(static_cast<size_t>(*id)));
 }
 
 }  // namespace
@@ -148,10 +148,11 @@ ResolvedTemplate resolveChatTemplate(const gguf::GgufFile& file) {
   if (tokens) {
     static constexpr std::string_view kWanted[] = {"<|im_start|>", "<|start_header_id|>",
                                                    "<start_of_turn>", "<|user|>", "[INST]"};
-    for (const auto& item : tokens->asArray().items) {
-      if (item.type != gguf::ValueType::String) continue;
+    const gguf::Array& items = tokens->asArray();
+    for (size_t i = 0; i < items.size() && items.elementType == gguf::ValueType::String; ++i) {
+      const std::string_view text = items.stringAt(i);
       for (auto wanted : kWanted)
-        if (item.asString() == wanted) controlTokens.insert(wanted);
+        if (text == wanted) controlTokens.insert(wanted);
     }
   }
   const auto hasToken = [&](std::string_view t) { return controlTokens.count(t) > 0; };

@@ -80,13 +80,13 @@ std::string describeValue(const Value& value, const DescribeLimits& limits) {
     case ValueType::Array: {
       const Array& array = value.asArray();
       std::string out = "[";
-      const size_t shown = std::min(array.items.size(), limits.maxItems);
+      const size_t shown = std::min(array.size(), limits.maxItems);
       for (size_t i = 0; i < shown; ++i) {
         if (i > 0) out += ", ";
-        out += describeValue(array.items[i], limits);
+        out += describeValue(array.at(i), limits);
       }
-      if (shown < array.items.size())
-        out += (shown > 0 ? ", ... (" : "... (") + std::to_string(array.items.size()) + " items)";
+      if (shown < array.size())
+        out += (shown > 0 ? ", ... (" : "... (") + std::to_string(array.size()) + " items)";
       return out + "]";
     }
     default: return formatNumber(value);

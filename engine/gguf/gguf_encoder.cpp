@@ -57,8 +57,9 @@ GgufEncoder& GgufEncoder::value(const Value& v) {
     case ValueType::String: return string(v.asString());
     case ValueType::Array: {
       const Array& array = v.asArray();
-      u32(static_cast<uint32_t>(array.elementType)).u64(array.items.size());
-      for (const Value& item : array.items) {
+      u32(static_cast<uint32_t>(array.elementType)).u64(array.size());
+      for (size_t i = 0; i < array.size(); ++i) {
+        const Value item = array.at(i);
         if (item.type != array.elementType)
           throw Error("cannot encode an array of " + std::string(valueTypeName(array.elementType)) +
                       " holding a " + std::string(valueTypeName(item.type)));

@@ -1,6 +1,7 @@
 #pragma once
 // One GGUF metadata value: a scalar, a string, or a (possibly nested) array of one element type.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -15,10 +16,23 @@ enum class ValueType : uint32_t {
 std::string_view valueTypeName(ValueType type);
 
 struct Value;
+struct PackedItems;
 struct Array {
   ValueType elementType = ValueType::UInt8;
+  // The items of a built array, and of a small one read from a file.
   std::vector<Value> items;
-  bool operator==(const Array&) const = default;
+  // A long array of numbers or strings read from a file is kept in its encoded form instead, with
+  // `items` empty: one Value per item took 48 bytes, 38 MB for a 262144-token vocabulary. Shared
+  // and immutable, so copies of the Value stay cheap and outlive the file.
+  std::shared_ptr<const PackedItems> packed;
+
+  // Readers go through these, which see both forms.
+  size_t size() const;
+  bool empty() const { return size() == 0; }
+  Value at(size_t index) const;  // throws ember::Error when index >= size()
+  // Item `index` of an array of strings, without a copy; throws unless elementType == String.
+  std::string_view stringAt(size_t index) const;
+  bool operator==(const Array& other) const;  // same element type and equal items
 };
 
 struct Value {
@@ -54,5 +68,16 @@ struct Value {
   static Value makeArray(ValueType elementType, std::vector<Value> items);
   static Value makeStringArray(const std::vector<std::string>& items);
 };
+
+// The encoded items of a long array (see Array::packed): numbers as GGUF stores them, little-endian
+// and packedWidth(type) bytes each; strings one after another, stringEnds[i] being where string i
+// ends in `bytes`.
+struct PackedItems {
+  size_t count = 0;
+  std::string bytes;
+  std::vector<uint64_t> stringEnds;  // (count) for arrays of strings, else empty
+};
+// Bytes per packed item of a number type; 0 for the types that are never packed.
+size_t packedWidth(ValueType type);
 
 }  // namespace ember::gguf

@@ -1,6 +1,7 @@
 #include "gguf/metadata_parser.h"
 
 #include <bit>
+#include <memory>
 #include <set>
 #include <string_view>
 
@@ -101,9 +102,36 @@ class MetadataParser {
                                 " is larger than the file could hold (expected at most " +
                                 std::to_string(fits) + " " +
                                 std::string(valueTypeName(array.elementType)) + " elements)");
+    if (count >= kPackedArrayItems && (array.elementType == ValueType::String ||
+                                       packedWidth(array.elementType) > 0)) {
+      array.packed = readPacked(array.elementType, count);
+      return array;
+    }
     array.items.reserve(count);
     for (uint64_t i = 0; i < count; ++i) array.items.push_back(readValue(array.elementType, depth));
     return array;
+  }
+
+  // The items of a long array of numbers or strings, kept encoded (see Array::packed).
+  std::shared_ptr<const PackedItems> readPacked(ValueType type, uint64_t count) {
+    auto packed = std::make_shared<PackedItems>();
+    packed->count = static_cast<size_t>(count);
+    if (type != ValueType::String) {
+      packed->bytes = std::string(cursor_.bytes(count * packedWidth(type), "the array items"));
+      return packed;
+    }
+    // Two passes over the strings: the first checks them and sizes the buffer.
+    const uint64_t start = cursor_.position();
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < count; ++i) total += cursor_.string("a string value").size();
+    cursor_.seek(start);
+    packed->bytes.reserve(static_cast<size_t>(total));
+    packed->stringEnds.reserve(static_cast<size_t>(count));
+    for (uint64_t i = 0; i < count; ++i) {
+      packed->bytes.append(cursor_.string("a string value"));
+      packed->stringEnds.push_back(packed->bytes.size());
+    }
+    return packed;
   }
 
   ByteCursor& cursor_;

@@ -24,6 +24,9 @@ inline constexpr uint64_t kMinMetadataEntryBytes = 8 + 1 + 4 + 1;
 // Longest key the GGUF specification allows.
 inline constexpr uint64_t kMaxKeyBytes = 65535;
 
+// Arrays of numbers or strings with at least this many items are kept packed (Array::packed).
+inline constexpr uint64_t kPackedArrayItems = 1024;
+
 // Reads `count` entries starting at the cursor; the count must already be bounded by the caller.
 ParsedMetadata parseMetadata(ByteCursor& cursor, uint64_t count);
 

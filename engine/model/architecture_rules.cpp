@@ -18,11 +18,11 @@ std::vector<bool> slidingLayers(int32_t layerCount, const MetadataKeys& keys, in
   if (const gguf::Value* value = keys.file().find(name);
       value && value->type == gguf::ValueType::Array) {
     const gguf::Array& flags = value->asArray();
-    if (flags.items.size() != size_t(layerCount))
-      keys.fail("metadata key '" + name + "' has " + std::to_string(flags.items.size()) +
+    if (flags.size() != size_t(layerCount))
+      keys.fail("metadata key '" + name + "' has " + std::to_string(flags.size()) +
                 " entries for " + std::to_string(layerCount) + " layers");
-    for (size_t il = 0; il < flags.items.size(); ++il) {
-      const gguf::Value& flag = flags.items[il];
+    for (size_t il = 0; il < flags.size(); ++il) {
+      const gguf::Value flag = flags.at(il);
       if (flag.type != gguf::ValueType::Bool && !flag.isInteger())
         keys.fail("metadata key '" + name + "' is not an array of flags");
       sliding[il] = flag.type == gguf::ValueType::Bool ? flag.asBool() : flag.asInt() != 0;

@@ -18,10 +18,10 @@ std::optional<int64_t> MetadataKeys::optionalInt(const std::string& suffix) cons
   if (!value) return std::nullopt;
   if (value->type != gguf::ValueType::Array) return file_.findInt(name);  // checks the type
   const gguf::Array& array = value->asArray();
-  if (array.items.empty()) fail("metadata key '" + name + "' is an empty array");
+  if (array.empty()) fail("metadata key '" + name + "' is an empty array");
   int64_t first = 0;
-  for (size_t i = 0; i < array.items.size(); ++i) {
-    const gguf::Value& item = array.items[i];
+  for (size_t i = 0; i < array.size(); ++i) {
+    const gguf::Value item = array.at(i);
     if (!item.isInteger()) fail("metadata key '" + name + "' is not an array of integers");
     const int64_t v = item.asInt();
     if (i == 0) first = v;

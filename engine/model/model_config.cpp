@@ -110,8 +110,8 @@ void readVocabulary(ModelConfig& c, const MetadataKeys& keys) {
               " but tensor 'token_embd.weight' has " + std::to_string(c.vocabSize) + " rows");
   if (const gguf::Value* tokens = file.find("tokenizer.ggml.tokens");
       tokens && tokens->type == gguf::ValueType::Array &&
-      tokens->asArray().items.size() != size_t(c.vocabSize))
-    keys.fail("tokenizer.ggml.tokens has " + std::to_string(tokens->asArray().items.size()) +
+      tokens->asArray().size() != size_t(c.vocabSize))
+    keys.fail("tokenizer.ggml.tokens has " + std::to_string(tokens->asArray().size()) +
               " tokens but tensor 'token_embd.weight' has " + std::to_string(c.vocabSize) +
               " rows");
 }

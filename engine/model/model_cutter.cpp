@@ -39,11 +39,11 @@ std::vector<std::pair<std::string, Value>> cutMetadata(const gguf::GgufFile& sou
     if (key == blockCountKey) {
       metadata.emplace_back(key, sameTypeInteger(value, layers));
     } else if (key.starts_with(archPrefix) && value.type == ValueType::Array &&
-               value.asArray().items.size() == size_t(sourceLayers)) {
+               value.asArray().size() == size_t(sourceLayers)) {
       // One entry per layer: keep those of the kept layers.
-      Value cut = value;
-      std::get<gguf::Array>(cut.data).items.resize(size_t(layers));
-      metadata.emplace_back(key, std::move(cut));
+      std::vector<Value> kept;
+      for (size_t il = 0; il < size_t(layers); ++il) kept.push_back(value.asArray().at(il));
+      metadata.emplace_back(key, Value::makeArray(value.asArray().elementType, std::move(kept)));
     } else {
       metadata.emplace_back(key, value);
     }

@@ -260,9 +260,9 @@ void writeTinyModel(const TinyModelSpec& spec, const std::filesystem::path& path
   }
   const auto vocabulary = gguf::GgufFile::open(spec.vocabulary);
   const gguf::Value* tokens = vocabulary->find("tokenizer.ggml.tokens");
-  if (!tokens || tokens->type != gguf::ValueType::Array || tokens->asArray().items.empty())
+  if (!tokens || tokens->type != gguf::ValueType::Array || tokens->asArray().empty())
     throw Error(spec.vocabulary.string() + ": no tokenizer.ggml.tokens to copy");
-  const uint64_t vocab = tokens->asArray().items.size();
+  const uint64_t vocab = tokens->asArray().size();
 
   Plan plan;
   addMetadata(plan, spec.architecture, spec.preset, *vocabulary, vocab, spec.seed);

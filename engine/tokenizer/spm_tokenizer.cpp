@@ -3,6 +3,7 @@
 #include <sentencepiece_processor.h>
 
 #include <fstream>
+#include <future>
 #include <optional>
 #include <sstream>
 #include <unordered_map>
@@ -54,10 +55,13 @@ bool modelAddsDummyPrefix(const spm::ModelProto& model) {
 
 class SentencePieceTokenizer final : public Tokenizer {
  public:
-  SentencePieceTokenizer(const std::string& serializedModel, bool addsDummyPrefix,
-                         const std::string& origin)
+  explicit SentencePieceTokenizer(bool addsDummyPrefix)
       : addsDummyPrefix_(addsDummyPrefix),
-        processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
+        processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
+
+  // loadModel and setVocabulary touch separate members, so they may run on two threads at once;
+  // checkPieceCount once both are done.
+  void loadModel(std::string_view serializedModel, const std::string& origin) {
     const auto status = processor_->LoadFromSerializedProto(serializedModel);
     if (!status.ok()) {
       throw Error("libsentencepiece rejected the tokenizer of " + origin + ": " +
@@ -66,15 +70,18 @@ class SentencePieceTokenizer final : public Tokenizer {
   }
 
   void setVocabulary(std::vector<std::string> texts, std::vector<TokenType> types,
-                     SpecialTokens special, const std::string& origin) {
-    if (processor_->GetPieceSize() != static_cast<int>(texts.size())) {
-      throw Error("libsentencepiece loaded " + std::to_string(processor_->GetPieceSize()) +
-                  " pieces from " + origin + ", expected " + std::to_string(texts.size()));
-    }
+                     SpecialTokens special) {
     tokenTexts_ = std::move(texts);
     tokenTypes_ = std::move(types);
     special_ = std::move(special);
     finishVocabulary();
+  }
+
+  void checkPieceCount(const std::string& origin) const {
+    if (processor_->GetPieceSize() != static_cast<int>(tokenTexts_.size())) {
+      throw Error("libsentencepiece loaded " + std::to_string(processor_->GetPieceSize()) +
+                  " pieces from " + origin + ", expected " + std::to_string(tokenTexts_.size()));
+    }
   }
 
   std::string tokenBytes(TokenId id, bool renderSpecial) const override {
@@ -212,13 +219,33 @@ std::string readWholeFile(const std::filesystem::path& path) {
 
 std::unique_ptr<Tokenizer> makeSentencePieceTokenizer(const GgufVocabulary& vocab) {
   const std::string origin = "the GGUF vocabulary";
-  const spm::ModelProto model = modelFromVocabulary(vocab);
-  auto tokenizer = std::make_unique<SentencePieceTokenizer>(spm::serializeModelProto(model),
-                                                            modelAddsDummyPrefix(model), origin);
-  std::vector<TokenType> types = vocab.types;
-  types.resize(vocab.tokens.size(), TokenType::Normal);
-  tokenizer->setVocabulary(vocab.tokens, std::move(types), vocab.special, origin);
+  std::string serialized;
+  bool addsDummyPrefix = false;
+  {
+    const spm::ModelProto model = modelFromVocabulary(vocab);  // freed before the library loads
+    serialized = spm::serializeModelProto(model);
+    addsDummyPrefix = modelAddsDummyPrefix(model);
+  }
+  auto tokenizer = std::make_unique<SentencePieceTokenizer>(addsDummyPrefix);
+  // libsentencepiece's load and the engine's own copy and index of the texts do not depend on
+  // each other: the library loads on a second thread meanwhile.
+  auto library = std::async(std::launch::async,
+                            [&] { tokenizer->loadModel(serialized, origin); });
+  try {
+    std::vector<TokenType> types = vocab.types;
+    types.resize(vocab.tokens.size(), TokenType::Normal);
+    tokenizer->setVocabulary(vocab.tokens, std::move(types), vocab.special);
+  } catch (...) {
+    library.wait();  // the task refers to this frame
+    throw;
+  }
+  library.get();  // rethrows the library's refusal
+  tokenizer->checkPieceCount(origin);
   return tokenizer;
+}
+
+std::string sentencePieceModelOf(const GgufVocabulary& vocab) {
+  return spm::serializeModelProto(modelFromVocabulary(vocab));
 }
 
 std::unique_ptr<Tokenizer> makeSentencePieceTokenizerFromModelFile(
@@ -232,8 +259,8 @@ std::unique_ptr<Tokenizer> makeSentencePieceTokenizerFromModelFile(
     throw Error(origin + ": " + e.what());
   }
   if (model.pieces.empty()) throw Error(origin + " is not a SentencePiece model: it has no pieces");
-  auto tokenizer =
-      std::make_unique<SentencePieceTokenizer>(bytes, modelAddsDummyPrefix(model), origin);
+  auto tokenizer = std::make_unique<SentencePieceTokenizer>(modelAddsDummyPrefix(model));
+  tokenizer->loadModel(bytes, origin);
 
   const size_t n = model.pieces.size();
   std::vector<std::string> texts;
@@ -252,7 +279,8 @@ std::unique_ptr<Tokenizer> makeSentencePieceTokenizerFromModelFile(
   // SentencePiece-trained models expect BOS first, as llama.cpp assumes for "llama" vocabularies.
   special.addBos = special.bos.has_value();
   if (special.eos) special.endOfGeneration.push_back(*special.eos);
-  tokenizer->setVocabulary(std::move(texts), std::move(types), std::move(special), origin);
+  tokenizer->setVocabulary(std::move(texts), std::move(types), std::move(special));
+  tokenizer->checkPieceCount(origin);
   return tokenizer;
 }
 

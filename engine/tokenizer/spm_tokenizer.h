@@ -2,6 +2,7 @@
 // SentencePiece tokenizer (tokenizer.ggml.model = "llama") backed by libsentencepiece.
 #include <filesystem>
 #include <memory>
+#include <string>
 
 #include "tokenizer/gguf_vocabulary.h"
 #include "tokenizer/tokenizer.h"
@@ -12,6 +13,10 @@ namespace ember {
 // add_space_prefix) and loads it; throws ember::Error when the vocabulary cannot be turned into
 // a model that libsentencepiece accepts.
 std::unique_ptr<Tokenizer> makeSentencePieceTokenizer(const GgufVocabulary& vocab);
+
+// The model that makeSentencePieceTokenizer hands libsentencepiece, serialized; throws
+// ember::Error as above. For tests that load the library on its own.
+std::string sentencePieceModelOf(const GgufVocabulary& vocab);
 
 // Loads a SentencePiece tokenizer.model protobuf file; throws ember::Error with the reason when
 // the file is missing or not a valid model.

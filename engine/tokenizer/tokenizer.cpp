@@ -2,22 +2,17 @@
 
 #include <algorithm>
 #include <array>
-#include <unordered_map>
 
 #include "ember/error.h"
 #include "gguf/gguf_file.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/gguf_vocabulary.h"
 #include "tokenizer/spm_tokenizer.h"
+#include "tokenizer/token_text_index.h"
 #include "tokenizer/utf8.h"
 
 namespace ember {
 namespace {
-
-struct TransparentHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
 
 // A byte trie over the texts of control and user-defined tokens, for leftmost-longest matching.
 class SpecialTokenTrie {
@@ -78,15 +73,14 @@ class SpecialTokenTrie {
 }  // namespace
 
 struct Tokenizer::Impl {
-  std::unordered_map<std::string, TokenId, TransparentHash, std::equal_to<>> idOfText;
+  TokenTextIndex idOfText;  // over tokenTexts_
   SpecialTokenTrie specials;
 };
 
 void Tokenizer::finishVocabulary() {
   auto impl = std::make_shared<Impl>();
-  impl->idOfText.reserve(tokenTexts_.size());
+  impl->idOfText.build(tokenTexts_);  // the first id of a text wins
   for (size_t i = 0; i < tokenTexts_.size(); ++i) {
-    impl->idOfText.try_emplace(tokenTexts_[i], static_cast<TokenId>(i));  // first id wins
     const TokenType type = i < tokenTypes_.size() ? tokenTypes_[i] : TokenType::Normal;
     if (type == TokenType::Control || type == TokenType::UserDefined) {
       impl->specials.insert(tokenTexts_[i], static_cast<TokenId>(i), type == TokenType::Control);
@@ -178,9 +172,7 @@ TokenType Tokenizer::tokenType(TokenId id) const {
 
 std::optional<TokenId> Tokenizer::findToken(std::string_view text) const {
   if (!index_) return std::nullopt;
-  const auto it = index_->idOfText.find(text);
-  if (it == index_->idOfText.end()) return std::nullopt;
-  return it->second;
+  return index_->idOfText.find(text, tokenTexts_);
 }
 
 bool Tokenizer::isEndOfGeneration(TokenId id) const {

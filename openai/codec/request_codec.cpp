@@ -108,8 +108,67 @@ std::vector<std::string> readStop(const json& body) {
   return stops;
 }
 
+// The OpenAI API's request fields that change nothing here (who the user is, storing, billing,
+// hosted tools, audio, prediction, hints for other models): accepted and ignored, but only with
+// the JSON type the API gives them, as the API itself answers `"user": 5` with a 400 naming it.
+// Null means "not given", as for every other field.
+enum Kind : unsigned { kString = 1, kBoolean = 2, kObject = 4, kArray = 8 };
+struct IgnoredField {
+  const char* name;
+  unsigned kinds;
+  bool chatOnly;
+};
+constexpr IgnoredField kIgnoredFields[] = {
+    {"user", kString, false},
+    {"store", kBoolean, true},
+    {"metadata", kObject, true},
+    {"service_tier", kString, true},
+    {"verbosity", kString, true},
+    {"reasoning_effort", kString, true},
+    {"safety_identifier", kString, true},
+    {"prompt_cache_key", kString, true},
+    {"prompt_cache_options", kObject, true},
+    {"prompt_cache_retention", kString, true},
+    {"modalities", kArray, true},
+    {"audio", kObject, true},
+    {"prediction", kObject, true},
+    {"moderation", kObject, true},
+    {"web_search_options", kObject, true},
+    {"parallel_tool_calls", kBoolean, true},
+    {"functions", kArray, true},                 // deprecated: tools
+    {"function_call", kString | kObject, true},  // deprecated: tool_choice
+};
+
+void checkIgnoredFieldTypes(const json& body, Endpoint endpoint) {
+  for (const IgnoredField& f : kIgnoredFields) {
+    if (f.chatOnly && endpoint != Endpoint::ChatCompletions) continue;
+    const json* v = member(body, f.name);
+    if (!v) continue;
+    const unsigned kind = v->is_string()  ? kString
+                          : v->is_boolean() ? kBoolean
+                          : v->is_object()  ? kObject
+                          : v->is_array()   ? kArray
+                                            : 0u;
+    if (kind & f.kinds) continue;
+    std::string wanted;
+    for (const auto& [bit, name] : {std::pair{kString, "a string"}, std::pair{kBoolean, "a boolean"},
+                                    std::pair{kObject, "an object"}, std::pair{kArray, "an array"}})
+      if (f.kinds & bit) wanted += (wanted.empty() ? "" : " or ") + std::string(name);
+    throw ApiError::invalid(std::string(f.name) + " must be " + wanted + ", not " + describe(*v),
+                            f.name);
+  }
+}
+
 // Parameters Ember cannot honour: a 400 naming them rather than an answer that ignores them.
 void refuseUnsupported(const json& body, Endpoint endpoint) {
+  checkIgnoredFieldTypes(body, endpoint);
+  if (endpoint == Endpoint::ChatCompletions) {  // the deprecated names of tools and tool_choice
+    if (const json* functions = member(body, "functions"); functions && !functions->empty())
+      throw ApiError::invalid("functions are not supported for this model's chat template",
+                              "functions");
+    if (const json* call = member(body, "function_call"); call && *call != "none")
+      throw ApiError::invalid("function_call is not supported (no functions)", "function_call");
+  }
   if (const json* tools = member(body, field::kTools); tools && !(tools->is_array() && tools->empty()))
     throw ApiError::invalid("tools are not supported for this model's chat template",
                             field::kTools);

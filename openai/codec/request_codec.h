@@ -1,7 +1,9 @@
 #pragma once
 // OpenAI request bodies -> GenerationRequest. Every parameter the API defines is either honoured
-// or refused with a 400 naming it (never silently ignored); unknown fields are ignored, as the
-// OpenAI API does. Plain C++ over ember/*.h.
+// or refused with a 400 naming it, except those that change nothing for a local model (user,
+// store, metadata, service_tier, ...): those are ignored, but a value of the wrong JSON type is
+// still a 400 naming it. Unknown fields are ignored, as the OpenAI API does. Plain C++ over
+// ember/*.h.
 #include <cstddef>
 #include <string>
 #include <string_view>

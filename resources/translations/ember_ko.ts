@@ -520,6 +520,10 @@
 <context>
     <name>MessageBubble</name>
     <message>
+        <source>Show the whole message (%1 characters)</source>
+        <translation>메시지 전체 보기 (%1자)</translation>
+    </message>
+    <message>
         <source>Prompt reading progress</source>
         <translation>프롬프트 읽기 진행</translation>
     </message>
@@ -770,6 +774,10 @@ Click for details</source>
     <message>
         <source>Max tokens</source>
         <translation>최대 토큰</translation>
+    </message>
+    <message>
+        <source>Chat template</source>
+        <translation>채팅 템플릿</translation>
     </message>
     <message>
         <source>Older messages left out</source>

@@ -19,6 +19,11 @@ QString modelsDir() {
 
 QString sourceDir() { return QStringLiteral(EMBER_SOURCE_DIR); }
 
+QString builtProgram(const char* name) {
+  const QString self = QFileInfo(QStringLiteral("/proc/self/exe")).canonicalFilePath();
+  return QFileInfo(self).absolutePath() + QLatin1Char('/') + QLatin1String(name);
+}
+
 bool underCi() { return qEnvironmentVariable("CI") == QLatin1String("true"); }
 
 QString findTestdata(const QString& relative, QString* why) {

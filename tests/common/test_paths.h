@@ -10,6 +10,10 @@ namespace ember::test {
 QString testdataDir();  // $EMBER_TESTDATA or ../shared/testdata next to the source tree
 QString modelsDir();    // $EMBER_MODELS_DIR or ~/.cache/ember/models
 QString sourceDir();    // the repository root
+// A program of this build (ember-cli, ember, ember-serve): it lies beside the test's own
+// executable. Found at run time rather than compiled in, so that a test's object file does not
+// depend on where the tree was cloned and ccache can reuse it across clones.
+QString builtProgram(const char* name);
 bool underCi();
 
 // Returns the absolute path, or an empty string with `why` filled in when it does not exist.

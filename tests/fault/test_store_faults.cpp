@@ -13,6 +13,7 @@
 #include <QtTest>
 
 #include "app/store/store_test_support.h"
+#include "common/test_paths.h"
 #include "fault/fault_scenarios.h"
 #include "fault/fault_vfs.h"
 #include "store/schema.h"
@@ -27,7 +28,7 @@ namespace {
 
 constexpr int kBusyTimeoutMs = 20;  // contention faults time out quickly
 
-QString fixture(const char* name) { return QStringLiteral(EMBER_FAULT_DATA "/") + name; }
+QString fixture(const char* name) { return ember::test::sourceDir() + QStringLiteral("/tests/fault/data/") + name; }
 
 // A message as the checks compare it.
 struct Saved {

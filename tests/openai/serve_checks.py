@@ -20,6 +20,7 @@ from gateway_checks import check_bind, check_one_credential, check_path_models, 
 from limit_checks import check_limits
 from logprob_checks import check_logprobs
 from serve_support import Schemas, Server, metric, raw_request
+from ignored_field_checks import check_ignored_field_types
 from value_checks import (check_numeric_extremes, check_over_context_run, check_unknown_fields,
                           check_wrong_types)
 
@@ -434,6 +435,7 @@ def main():
         check_hostile(server, schemas)
         check_numeric_extremes(server, schemas, KEY, check)
         check_wrong_types(server, schemas, KEY, check)
+        check_ignored_field_types(server, schemas, KEY, check)
         check_unknown_fields(server, KEY, check)
         check_over_context_run(server, KEY, check)
         check_one_credential(server, schemas, KEY, check)

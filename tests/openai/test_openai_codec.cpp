@@ -167,6 +167,22 @@ class OpenAiCodecTest : public QObject {
     QTest::newRow("logit_bias") << "\"logit_bias\": {\"1\": 5}" << "logit_bias";
     QTest::newRow("stream_options alone") << "\"stream_options\": {}" << "stream_options";
     QTest::newRow("repeat_penalty 0") << "\"repeat_penalty\": 0" << "repeat_penalty";
+    // Fields ignored here, typed by the OpenAI spec (CreateChatCompletionRequest): user string,
+    // store boolean, metadata object, modalities array, function_call string or object.
+    QTest::newRow("user 5") << "\"user\": 5" << "user";
+    QTest::newRow("store \"yes\"") << "\"store\": \"yes\"" << "store";
+    QTest::newRow("metadata [1]") << "\"metadata\": [1]" << "metadata";
+    QTest::newRow("modalities text") << "\"modalities\": \"text\"" << "modalities";
+    QTest::newRow("function_call 1") << "\"function_call\": 1" << "function_call";
+    QTest::newRow("functions") << "\"functions\": [{\"name\": \"f\"}]" << "functions";
+  }
+  void ignoredFieldsOfTheRightTypePass() {
+    const std::string body = std::string("{\"model\": \"m\", ") + kMessages +
+                             R"(, "user": "u", "store": false, "metadata": {"k": "v"},
+                             "modalities": ["text"], "parallel_tool_calls": true,
+                             "service_tier": "auto", "functions": [], "function_call": "none",
+                             "prediction": null})";
+    QCOMPARE(paramOfError(body), std::optional<std::string>());
   }
   void refusalsNameTheParam() {
     QFETCH(QString, extra);

@@ -182,7 +182,7 @@ class UiAsAPerson : public QObject {
     QProcess app;
     app.setProcessEnvironment(env);
     app.setProcessChannelMode(QProcess::MergedChannels);
-    app.start(QStringLiteral(EMBER_APP_PATH), {"--model", model});
+    app.start(ember::test::builtProgram("ember"), {"--model", model});
     QVERIFY2(app.waitForStarted(30000), qPrintable(app.errorString()));
     auto appLog = [&] { return QString::fromUtf8(app.readAll()); };
 

@@ -72,7 +72,7 @@ class UiEndToEndTest : public QObject {
     QProcess app;
     app.setProcessEnvironment(env);
     app.setProcessChannelMode(QProcess::MergedChannels);
-    const QStringList appArgs = {QStringLiteral(EMBER_APP_PATH), "--model", model};
+    const QStringList appArgs = {ember::test::builtProgram("ember"), "--model", model};
     if (!xvfbRun.isEmpty())
       app.start(xvfbRun, QStringList{"-a", "-s", "-screen 0 1280x800x24"} + appArgs);
     else
@@ -150,7 +150,7 @@ class UiEndToEndTest : public QObject {
     QProcess app;
     app.setProcessEnvironment(env);
     app.setProcessChannelMode(QProcess::MergedChannels);
-    app.start(xvfbRun, {"-a", "-s", "-screen 0 1280x800x24", QStringLiteral(EMBER_APP_PATH),
+    app.start(xvfbRun, {"-a", "-s", "-screen 0 1280x800x24", ember::test::builtProgram("ember"),
                         "--model", model});
     QVERIFY2(app.waitForStarted(30000), qPrintable(app.errorString()));
     QVERIFY2(app.waitForFinished(240000), "the app did not finish within 240 s");
@@ -215,7 +215,7 @@ class UiEndToEndTest : public QObject {
     app.setProcessChannelMode(QProcess::MergedChannels);
     app.start(xvfbRun, {"-a", "-s", "-screen 0 1280x800x24", "sh", "-c",
                         QStringLiteral("echo $$ > '%1'; exec '%2' --model '%3'")
-                            .arg(pidFile, QStringLiteral(EMBER_APP_PATH), model)});
+                            .arg(pidFile, ember::test::builtProgram("ember"), model)});
     QVERIFY(app.waitForStarted(30000));
     // Kill once a checkpoint of the streaming answer is on disk (or the answer is already done).
     const QString dbPath = QDir(data.path()).filePath("ember/ember.sqlite");

@@ -52,6 +52,7 @@ struct TurnsOptions {
   int repetitions = 5;
   uint64_t seed = 1234;
   std::optional<std::string> dumpTurnsPath;  // writes the turns' prompt token ids as JSON
+  bool cachedOnly = false;  // only the cache-on arm (the turn-8/turn-1 ratio and its stages)
 };
 
 // Runs the figure and reports it (a table, or JSON lines). Returns the process exit code.

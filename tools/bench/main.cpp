@@ -38,7 +38,7 @@ constexpr const char* kUsage =
     "usage: ember-bench (pp|tg|bw|all|tokens) --model M [--threads N] [--kernels fast|reference|approx] [--repetitions R] "
     "[--json] [--prompt-seed S] [--count N]\n"
     "       ember-bench ttft-turns --model M [--threads N] [--kernels fast|reference|approx] [--repetitions R] [--json] "
-    "[--dump-turns FILE]\n"
+    "[--dump-turns FILE] [--cached-only]\n"
     "       ember-bench batch --model M [--threads N] [--kernels fast|reference|approx] [--repetitions R] [--json] "
     "[--concurrency 1,4,8,16] [--tokens 64]\n"
     "       ember-bench load --model M [--threads N] [--kernels fast|reference|approx] [--json] "
@@ -50,7 +50,7 @@ int run(const std::vector<std::string>& raw) {
   const cli::ParsedArgs args(std::vector<std::string>(raw.begin() + 1, raw.end()),
                              {"--model", "--threads", "--repetitions", "--prompt-seed", "--count",
                               "--dump-turns", "--concurrency", "--tokens", "--kernels", "--ctx"},
-                             {"--json"});
+                             {"--json", "--cached-only"});
   const int threads = std::stoi(args.value("--threads").value_or("0"));
   const int repetitions = std::stoi(args.value("--repetitions").value_or("5"));
   const uint64_t promptSeed = std::stoull(args.value("--prompt-seed").value_or("1234"));
@@ -74,6 +74,7 @@ int run(const std::vector<std::string>& raw) {
     turns.repetitions = repetitions;
     turns.seed = promptSeed;
     turns.dumpTurnsPath = args.value("--dump-turns");
+    turns.cachedOnly = args.flag("--cached-only");
     return bench::runTurnsFigure(turns, reporter, json);
   }
   if (figure == "load") {

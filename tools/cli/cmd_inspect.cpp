@@ -60,9 +60,9 @@ OrderedJson jsonScalar(const Value& value) {
   if (const auto* b = std::get_if<bool>(&value.data)) return *b;
   if (const auto* s = std::get_if<std::string>(&value.data)) return *s;
   OrderedJson items = OrderedJson::array();  // nested array: its first items, as plain values
-  const auto& nested = value.asArray().items;
+  const gguf::Array& nested = value.asArray();
   for (size_t i = 0; i < std::min(nested.size(), kJsonArrayItems); ++i)
-    items.push_back(jsonScalar(nested[i]));
+    items.push_back(jsonScalar(nested.at(i)));
   return items;
 }
 
@@ -75,9 +75,9 @@ OrderedJson jsonMetadataValue(const Value& value) {
   }
   const gguf::Array& array = value.asArray();
   out["element_type"] = std::string(gguf::valueTypeName(array.elementType));
-  out["count"] = array.items.size();
+  out["count"] = array.size();
   out["items"] = jsonScalar(value);
-  out["truncated"] = array.items.size() > kJsonArrayItems;
+  out["truncated"] = array.size() > kJsonArrayItems;
   return out;
 }
 

@@ -53,7 +53,7 @@ class RemoteChatTest : public QObject {
 
   bool startServe(const QString& model) {
     port_ = port_ ? port_ : freePort();
-    serve_.setProgram(QStringLiteral(EMBER_SERVE_PATH));
+    serve_.setProgram(ember::test::builtProgram("ember-serve"));
     serve_.setArguments({"--model", model, "--port", QString::number(port_), "--threads", "1",
                          "--context", "2048", "--usage-db", dir_.filePath("serve.sqlite"),
                          "--log-file", dir_.filePath("serve.log")});

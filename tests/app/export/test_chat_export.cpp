@@ -174,17 +174,17 @@ class ChatExportTest : public QObject {
   void cliPrintsTheSameDocument() {
     QByteArray out, err;
     const int rc = ember::test::runProcess(
-        QStringLiteral(EMBER_CLI_PATH),
+        ember::test::builtProgram("ember-cli"),
         {"export", "--db", source_, "--conversation", QString::number(conversation_), "--format",
          "json"}, &out, &err);
     QVERIFY2(rc == 0, err.constData());
     QCOMPARE(ce::Json::parse(out.toStdString()),
              ce::exportJson(source_.toStdString(), conversation_));
-    QCOMPARE(ember::test::runProcess(QStringLiteral(EMBER_CLI_PATH),
+    QCOMPARE(ember::test::runProcess(ember::test::builtProgram("ember-cli"),
                                      {"export", "--db", source_, "--format", "md"}, &out, &err),
              0);
     QVERIFY(out.startsWith("# "));
-    QCOMPARE(ember::test::runProcess(QStringLiteral(EMBER_CLI_PATH),
+    QCOMPARE(ember::test::runProcess(ember::test::builtProgram("ember-cli"),
                                      {"export", "--db", dir_.filePath("missing.sqlite")}, &out,
                                      &err),
              1);

@@ -113,7 +113,7 @@ class InferenceWorkerTest : public QObject {
     }
     QByteArray out, err;
     const int rc = test::runProcess(
-        QStringLiteral(EMBER_CLI_PATH),
+        ember::test::builtProgram("ember-cli"),
         {"generate", "--model", model, "--threads", "2", "--ctx", "1024", "--temperature", "0",
          "--max-tokens", QString::number(maxTokens), "--json", "--messages", messagesPath},
         &out, &err);

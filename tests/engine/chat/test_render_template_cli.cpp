@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include "chat/builtin_templates.h"
+#include "common/test_paths.h"
 #include "gguf/gguf_file.h"
 #include "jinja2_reference.h"
 
@@ -21,7 +22,7 @@ struct Run {
 
 Run runEmber(const QStringList& args) {
   Run r;
-  r.exitCode = ember::test::runProcess(QStringLiteral(EMBER_CLI_PATH),
+  r.exitCode = ember::test::runProcess(ember::test::builtProgram("ember-cli"),
                                        QStringList{"render-template"} + args, &r.out, &r.err);
   return r;
 }
@@ -67,7 +68,7 @@ class RenderTemplateCli : public QObject {
 
 void RenderTemplateCli::initTestCase() {
   QVERIFY(dir_.isValid());
-  QVERIFY2(QFileInfo::exists(QStringLiteral(EMBER_CLI_PATH)), "build ember-cli first");
+  QVERIFY2(QFileInfo::exists(ember::test::builtProgram("ember-cli")), "build ember-cli first");
   const Run version = runJinja2({"--version"});
   if (version.exitCode != 0) {
     const QString why = "the Jinja2 reference renderer cannot run: " + QString::fromUtf8(version.err);

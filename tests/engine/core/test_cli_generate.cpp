@@ -31,7 +31,7 @@ class CliGenerate : public QObject {
     EMBER_REQUIRE_MODEL(model, kModel);
     QByteArray out, err;
     const int rc = ember::test::runProcess(
-        EMBER_CLI_PATH,
+        ember::test::builtProgram("ember-cli"),
         {"generate", "--model", model, "--prompt", "The capital of France is", "--temperature",
          "0", "--max-tokens", "8", "--threads", "2", "--json"},
         &out, &err);
@@ -50,7 +50,7 @@ class CliGenerate : public QObject {
     EMBER_REQUIRE_MODEL(model, kModel);
     QByteArray out, err;
     const int rc = ember::test::runProcess(
-        EMBER_CLI_PATH, {"generate", "--model", model, "--prompt", "Hi", "--temperature", "-1"},
+        ember::test::builtProgram("ember-cli"), {"generate", "--model", model, "--prompt", "Hi", "--temperature", "-1"},
         &out, &err);
     QCOMPARE(rc, 1);
     QVERIFY2(err.contains("temperature"), err.constData());
@@ -64,7 +64,7 @@ class CliGenerate : public QObject {
     for (const auto& id : golden["prompt_ids"].toArray()) ids << QString::number(id.toInt());
     QByteArray out, err;
     const int rc = ember::test::runProcess(
-        EMBER_CLI_PATH,
+        ember::test::builtProgram("ember-cli"),
         {"logits", "--model", model, "--tokens", ids.join(' '), "--top", "5", "--json"}, &out,
         &err);
     QVERIFY2(rc == 0, err.constData());

@@ -16,7 +16,7 @@ class CliVersionHelp : public QObject {
  private slots:
   void versionNamesVersionAndCommit() {
     QByteArray out, err;
-    QCOMPARE(ember::test::runProcess(EMBER_CLI_PATH, {"--version"}, &out, &err), 0);
+    QCOMPARE(ember::test::runProcess(ember::test::builtProgram("ember-cli"), {"--version"}, &out, &err), 0);
     const QRegularExpression line(
         QStringLiteral("^ember-cli \\d+\\.\\d+\\.\\d+ \\(commit ([0-9a-f]{12}|unknown)\\)\\n$"));
     QVERIFY2(line.match(QString::fromUtf8(out)).hasMatch(), out.constData());
@@ -31,7 +31,7 @@ class CliVersionHelp : public QObject {
   void everyCommandHasHelp() {
     QFETCH(QString, command);
     QByteArray out, err;
-    QCOMPARE(ember::test::runProcess(EMBER_CLI_PATH, {command, "--help"}, &out, &err), 0);
+    QCOMPARE(ember::test::runProcess(ember::test::builtProgram("ember-cli"), {command, "--help"}, &out, &err), 0);
     QVERIFY2(out.contains(("  " + command + " ").toUtf8()), out.constData());
     QVERIFY2(err.isEmpty(), err.constData());
   }
@@ -39,14 +39,14 @@ class CliVersionHelp : public QObject {
   void generateJsonReportsPromptIds() {
     EMBER_REQUIRE_MODEL(model, "SmolLM2-135M-Instruct.Q4_1.gguf");
     QByteArray out, err;
-    QCOMPARE(ember::test::runProcess(EMBER_CLI_PATH,
+    QCOMPARE(ember::test::runProcess(ember::test::builtProgram("ember-cli"),
                                      {"generate", "--model", model, "--prompt", "Hello there",
                                       "--max-tokens", "2", "--temperature", "0", "--json"},
                                      &out, &err), 0);
     const QByteArray last = out.trimmed().split('\n').last();
     const auto j = nlohmann::json::parse(last.toStdString());
     QByteArray ids;
-    QCOMPARE(ember::test::runProcess(EMBER_CLI_PATH,
+    QCOMPARE(ember::test::runProcess(ember::test::builtProgram("ember-cli"),
                                      {"tokenize", "--vocab", model, "--text", "Hello there"}, &ids), 0);
     std::vector<int> expected;
     for (const QByteArray& id : ids.trimmed().split(' ')) expected.push_back(id.toInt());

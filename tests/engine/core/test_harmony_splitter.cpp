@@ -83,9 +83,11 @@ std::unique_ptr<Tokenizer> harmonyTokenizer(const QString& basePath) {
     writer.add(key, value);
   }
   const auto items = [&](std::string_view key) {
+    std::vector<gguf::Value> out;
     for (const auto& [k, value] : base->metadata())
-      if (k == key) return value.asArray().items;
-    return std::vector<gguf::Value>{};
+      if (k == key)
+        for (size_t i = 0; i < value.asArray().size(); ++i) out.push_back(value.asArray().at(i));
+    return out;
   };
   std::vector<gguf::Value> tokens = items("tokenizer.ggml.tokens");
   std::vector<gguf::Value> types = items("tokenizer.ggml.token_type");

@@ -20,7 +20,7 @@ namespace {
 
 // The CLI under test: EMBER_CLI overrides the build's ember-cli.
 QString cliPath() {
-  return qEnvironmentVariable("EMBER_CLI", QStringLiteral(EMBER_CLI_PATH));
+  return qEnvironmentVariable("EMBER_CLI", ember::test::builtProgram("ember-cli"));
 }
 
 #define REQUIRE_CLI()                                                                           \

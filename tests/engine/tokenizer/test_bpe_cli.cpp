@@ -7,13 +7,14 @@
 #include <QtTest>
 
 #include "bpe_test_cases.h"
+#include "common/test_paths.h"
 
 using namespace ember;
 using namespace ember::test;
 
 namespace {
 
-const QString kCli = QStringLiteral(EMBER_CLI_PATH);
+const QString kCli = ember::test::builtProgram("ember-cli");
 
 struct CliResult {
   int status;

@@ -89,7 +89,7 @@ class RealVocabLlamaCpp : public QObject {
     const QJsonObject korean = cases.at(2).toObject();
     QByteArray out, err;
     const int rc = ember::test::runProcess(
-        QStringLiteral(EMBER_CLI_PATH),
+        ember::test::builtProgram("ember-cli"),
         {QStringLiteral("tokenize"), QStringLiteral("--vocab"), path, QStringLiteral("--text"),
          korean.value(QStringLiteral("text")).toString()},
         &out, &err);

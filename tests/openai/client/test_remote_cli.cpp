@@ -28,7 +28,7 @@ class TestRemoteCli : public QObject {
 
   void modelsListsTheServersModels() {
     QByteArray out, err;
-    QCOMPARE(runProcess(EMBER_CLI_PATH, {"models", "--server", base_, "--api-key", "k-cli"}, &out,
+    QCOMPARE(runProcess(ember::test::builtProgram("ember-cli"), {"models", "--server", base_, "--api-key", "k-cli"}, &out,
                         &err),
              0);
     QVERIFY(out.split('\n').contains("good"));
@@ -37,7 +37,7 @@ class TestRemoteCli : public QObject {
 
   void generatePrintsTextAndStats() {
     QByteArray out, err;
-    QCOMPARE(runProcess(EMBER_CLI_PATH, {"generate", "--server", base_, "--api-key", "k-cli",
+    QCOMPARE(runProcess(ember::test::builtProgram("ember-cli"), {"generate", "--server", base_, "--api-key", "k-cli",
                                          "--model", "good", "--prompt", "hi"},
                         &out, &err),
              0);
@@ -45,7 +45,7 @@ class TestRemoteCli : public QObject {
     // The stats line of a local answer: reason, prompt tokens (reused), TTFT, tokens, ITL.
     QVERIFY2(err.startsWith("[stop] prompt 11 tok (3 reused)"), err.constData());
     QVERIFY(err.contains("| TTFT ") && err.contains("| 5 tok at ") && err.contains("ITL p50"));
-    QCOMPARE(runProcess(EMBER_CLI_PATH, {"generate", "--server", base_, "--api-key", "k-cli",
+    QCOMPARE(runProcess(ember::test::builtProgram("ember-cli"), {"generate", "--server", base_, "--api-key", "k-cli",
                                          "--model", "good", "--prompt", "hi", "--json"},
                         &out, &err),
              0);
@@ -59,18 +59,18 @@ class TestRemoteCli : public QObject {
 
   void errorsAreOneClearLine() {
     QByteArray out, err;
-    QCOMPARE(runProcess(EMBER_CLI_PATH, {"generate", "--server", base_, "--api-key", "wrong",
+    QCOMPARE(runProcess(ember::test::builtProgram("ember-cli"), {"generate", "--server", base_, "--api-key", "wrong",
                                          "--model", "good", "--prompt", "hi"},
                         &out, &err),
              1);
     QVERIFY2(err.contains("refused the API key (HTTP 401"), err.constData());
-    QCOMPARE(runProcess(EMBER_CLI_PATH, {"generate", "--server", base_, "--api-key", "k-cli",
+    QCOMPARE(runProcess(ember::test::builtProgram("ember-cli"), {"generate", "--server", base_, "--api-key", "k-cli",
                                          "--model", "cut", "--prompt", "hi"},
                         &out, &err),
              1);
     QCOMPARE(out, QByteArray("partial\n"));  // what arrived is kept
     QVERIFY(err.contains("cut the stream"));
-    QCOMPARE(runProcess(EMBER_CLI_PATH,
+    QCOMPARE(runProcess(ember::test::builtProgram("ember-cli"),
                         {"models", "--server", "http://127.0.0.1:" + QString::number(freePort()) +
                                                    "/v1"},
                         &out, &err),

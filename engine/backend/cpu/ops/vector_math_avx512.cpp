@@ -62,14 +62,54 @@ inline __m256 finishEightDots(const __m256* b) {
   return _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-// dotRowsMulti in the 16-lane order for n == N: key rows converted from fp16 eight at a time,
-// each query's q in N / 16 registers across them.
+// dot(q, key) in the 16-lane order for 16 keys at once, the lane sums of key k in acc[k]: the
+// sums of finishOneDot, (i, i+8), (i, i+4), (0, 2) and (1, 3), then 0 + 1, taken for all 16 keys
+// together through a transpose (each step adds the same two values as finishOneDot for every key),
+// times scale, stored in key order.
+inline void finishSixteenDots(const __m512* acc, float scale, float* out) {
+  __m512 s1[8], s2[4], s3[2];
+  for (int p = 0; p < 8; ++p)  // [key 2p: 8 sums | key 2p + 1: 8 sums]
+    s1[p] = _mm512_add_ps(_mm512_shuffle_f32x4(acc[2 * p], acc[2 * p + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                          _mm512_shuffle_f32x4(acc[2 * p], acc[2 * p + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  for (int p = 0; p < 4; ++p)  // keys 4p .. 4p + 3, 4 sums each, one per 128-bit lane
+    s2[p] = _mm512_add_ps(_mm512_shuffle_f32x4(s1[2 * p], s1[2 * p + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                          _mm512_shuffle_f32x4(s1[2 * p], s1[2 * p + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+  for (int p = 0; p < 2; ++p)  // 128-bit lane j: keys 8p + j and 8p + 4 + j, 2 sums each
+    s3[p] = _mm512_add_ps(_mm512_shuffle_ps(s2[2 * p], s2[2 * p + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                          _mm512_shuffle_ps(s2[2 * p], s2[2 * p + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  // Element 4j + m: key j + 4m.
+  const __m512 r = _mm512_add_ps(_mm512_shuffle_ps(s3[0], s3[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                 _mm512_shuffle_ps(s3[0], s3[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  _mm512_storeu_ps(out, _mm512_mul_ps(_mm512_permutexvar_ps(order, r), _mm512_set1_ps(scale)));
+}
+
+// dotRowsMulti in the 16-lane order for n == N: key rows converted from fp16 sixteen at a time;
+// for each query, 16 lane-sum registers (one per key) take the q registers one at a time (each
+// key's FMAs in the same order as laneSums16's) and finishSixteenDots reduces them together. The
+// last rows go eight at a time with q in N / 16 registers, then one by one.
 template <int N>
 void dotRowsMulti16(const float* const* qs, int queries, const uint16_t* rows, int64_t count,
                     float scale, float* const* outs) {
-  alignas(64) float keys[8 * N];  // (8, N)
+  alignas(64) float keys[16 * N];  // (16, N)
   const __m256 vscale = _mm256_set1_ps(scale);
   int64_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    for (int c = 0; c < 16 * N; c += 16) _mm512_store_ps(keys + c, loadF16x16(rows + i * N + c));
+    for (int j = 0; j < queries; ++j) {
+      const float* q = qs[j];
+      __m512 acc[16];
+      const __m512 q0 = _mm512_loadu_ps(q);
+      for (int k = 0; k < 16; ++k) acc[k] = _mm512_mul_ps(q0, _mm512_load_ps(keys + k * N));
+#pragma GCC unroll 16
+      for (int r = 1; r < N / 16; ++r) {
+        const __m512 qr = _mm512_loadu_ps(q + 16 * r);
+        for (int k = 0; k < 16; ++k)
+          acc[k] = _mm512_fmadd_ps(qr, _mm512_load_ps(keys + k * N + 16 * r), acc[k]);
+      }
+      finishSixteenDots(acc, scale, outs[j] + i);
+    }
+  }
   for (; i + 8 <= count; i += 8) {
     for (int c = 0; c < 8 * N; c += 16) _mm512_store_ps(keys + c, loadF16x16(rows + i * N + c));
     for (int j = 0; j < queries; ++j) {
@@ -105,11 +145,42 @@ void dotRowsMultiAvx512(const float* const* qs, int queries, const uint16_t* row
   avx2DotRowsMulti(qs, queries, rows, count, n, scale, lanes64, outs);
 }
 
-// accumulateRowsMulti for a width that is a multiple of 128 (as the AVX2 kernel for 64): the rows
-// converted from fp16 a batch at a time; for each query, lane row and 128 columns of it, the 8
-// registers stay loaded while the batch's rows of that lane are added in order, one FMA per
-// element as axpyF16 does. The batch is large (the buffer lives in L2), so that a lane row is
-// loaded and stored once per many rows: at width 256 and 16 lanes, 32 rows per load.
+// Up to kGroup queries' lane rows of one lane, 64 columns each (4 registers per query), while
+// the batch's rows of that lane go by in order: each row's 64 floats are loaded once for the whole
+// group, and each query adds weight * row with one FMA per element, as axpyF16 does. A zero
+// weight leaves the query's registers as they are (the mask), as accumulateRows skips the row.
+constexpr int kGroup = 4;
+
+template <int Q>
+inline void accumulateLaneGroup(const float* const* w, float* const* laneRows, const float* x,
+                                int64_t first, int64_t batch, int64_t step, int64_t width) {
+  __m512 y[Q][4];
+  for (int q = 0; q < Q; ++q)
+    for (int r = 0; r < 4; ++r) y[q][r] = _mm512_loadu_ps(laneRows[q] + 16 * r);
+  // x: this lane's rows, one after the other (width floats apart), from the lane's first row.
+  const float* row = x;
+  for (int64_t i = first; i < batch; i += step, row += width) {
+    const __m512 v0 = _mm512_load_ps(row), v1 = _mm512_load_ps(row + 16),
+                 v2 = _mm512_load_ps(row + 32), v3 = _mm512_load_ps(row + 48);
+    for (int q = 0; q < Q; ++q) {
+      const float wq = w[q][i];
+      const __mmask16 m = wq != 0.0f ? __mmask16(0xFFFF) : __mmask16(0);
+      const __m512 va = _mm512_set1_ps(wq);
+      y[q][0] = _mm512_mask3_fmadd_ps(va, v0, y[q][0], m);
+      y[q][1] = _mm512_mask3_fmadd_ps(va, v1, y[q][1], m);
+      y[q][2] = _mm512_mask3_fmadd_ps(va, v2, y[q][2], m);
+      y[q][3] = _mm512_mask3_fmadd_ps(va, v3, y[q][3], m);
+    }
+  }
+  for (int q = 0; q < Q; ++q)
+    for (int r = 0; r < 4; ++r) _mm512_storeu_ps(laneRows[q] + 16 * r, y[q][r]);
+}
+
+// accumulateRowsMulti for a width that is a multiple of 64: the rows converted from fp16 a batch
+// at a time (the buffer lives in L2, so that a lane row is loaded and stored once per many rows);
+// then per 64 columns, group of up to 4 queries and lane, the group's lane registers stay loaded
+// while the lane's rows are added in order (accumulateLaneGroup). Each lane element sees the same
+// FMAs in the same order as in accumulateRows, so the bits are the same.
 void accumulateRowsMultiWide(const float* const* weights, float* const* lanes, int queries,
                              const uint16_t* const* rows, int64_t count, int64_t width,
                              int64_t laneCount, int64_t firstLane) {
@@ -117,37 +188,47 @@ void accumulateRowsMultiWide(const float* const* weights, float* const* lanes, i
   thread_local std::unique_ptr<float[], AlignedFree> storage{
       static_cast<float*>(std::aligned_alloc(64, kBufferFloats * sizeof(float)))};
   float* buffer = storage.get();
-  const int64_t batchRows = std::max<int64_t>(1, kBufferFloats / width);
+  // A whole number of rows per lane (or fewer rows than lanes), so the lane-major slots below fit.
+  const int64_t capacity = kBufferFloats / width;  // at least 32 rows (width <= 4096)
+  const int64_t batchRows = capacity >= laneCount ? capacity / laneCount * laneCount : capacity;
   for (int64_t start = 0; start < count; start += batchRows) {
     const int64_t batch = std::min(batchRows, count - start);
-    for (int64_t i = 0; i < batch; ++i)
+    // Lane-major: batch row i goes to slot (i % laneCount) * rowsPerLane + i / laneCount, so that
+    // the rows one lane row takes lie one after the other (laneCount rows apart they would map to
+    // the same few L1 sets).
+    const int64_t rowsPerLane = (batch + laneCount - 1) / laneCount;
+    for (int64_t i = 0; i < batch; ++i) {
+      float* slot = buffer + (i % laneCount * rowsPerLane + i / laneCount) * width;
       for (int64_t c = 0; c < width; c += 16)
-        _mm512_store_ps(buffer + i * width + c, loadF16x16(rows[start + i] + c));
+        _mm512_store_ps(slot + c, loadF16x16(rows[start + i] + c));
+    }
     const int64_t firstLaneOfBatch = (firstLane + start) % laneCount;
-    for (int j = 0; j < queries; ++j) {
-      const float* w = weights[j] + start;
-      for (int64_t k = 0; k < std::min(batch, laneCount); ++k) {
-        float* laneRow = lanes[j] + (firstLaneOfBatch + k) % laneCount * width;
-        for (int64_t c = 0; c < width; c += 128) {
-          __m512 y[8];
-          for (int r = 0; r < 8; ++r) y[r] = _mm512_loadu_ps(laneRow + c + 16 * r);
-          for (int64_t i = k; i < batch; i += laneCount) {
-            if (w[i] == 0.0f) continue;  // as accumulateRows: a zero product changes nothing
-            const __m512 va = _mm512_set1_ps(w[i]);
-            const float* x = buffer + i * width + c;
-            for (int r = 0; r < 8; ++r) y[r] = _mm512_fmadd_ps(va, _mm512_load_ps(x + 16 * r), y[r]);
+    for (int64_t c = 0; c < width; c += 64)
+      for (int g = 0; g < queries; g += kGroup) {
+        const int q = std::min(kGroup, queries - g);
+        const float* w[kGroup];
+        for (int j = 0; j < q; ++j) w[j] = weights[g + j] + start;
+        // Rows k, k + laneCount, ... of the batch share one lane row.
+        for (int64_t k = 0; k < std::min(batch, laneCount); ++k) {
+          float* laneRows[kGroup];
+          const int64_t lane = (firstLaneOfBatch + k) % laneCount;
+          for (int j = 0; j < q; ++j) laneRows[j] = lanes[g + j] + lane * width + c;
+          const float* x = buffer + k * rowsPerLane * width + c;
+          switch (q) {
+            case 4: accumulateLaneGroup<4>(w, laneRows, x, k, batch, laneCount, width); break;
+            case 3: accumulateLaneGroup<3>(w, laneRows, x, k, batch, laneCount, width); break;
+            case 2: accumulateLaneGroup<2>(w, laneRows, x, k, batch, laneCount, width); break;
+            default: accumulateLaneGroup<1>(w, laneRows, x, k, batch, laneCount, width); break;
           }
-          for (int r = 0; r < 8; ++r) _mm512_storeu_ps(laneRow + c + 16 * r, y[r]);
         }
       }
-    }
   }
 }
 
 void accumulateRowsMultiAvx512(const float* const* weights, float* const* lanes, int queries,
                                const uint16_t* const* rows, int64_t count, int64_t width,
                                int64_t laneCount, int64_t firstLane) {
-  if (width % 128 == 0 && width <= 4096)
+  if (width % 64 == 0 && width <= 4096)
     return accumulateRowsMultiWide(weights, lanes, queries, rows, count, width, laneCount,
                                    firstLane);
   avx2AccumulateRowsMulti(weights, lanes, queries, rows, count, width, laneCount, firstLane);
