@@ -330,7 +330,14 @@ void ApiServer::start() {
   // cpp-httplib 0.11 listens with a backlog of 5: a burst of clients (64 streams at once) would
   // overflow it. listen() again on the bound socket only raises the backlog.
   if (d.listenSocket >= 0) ::listen(d.listenSocket, 1024);
-  d.thread = std::thread([&d] { d.http.listen_after_bind(); });
+  d.thread = std::thread([&d] {
+    d.http.listen_after_bind();
+    d.listenEnded = true;
+  });
+  // httplib's stop() does nothing until its accept loop has started: without this wait, a
+  // server stopped right after it started left its thread in accept() and stop() never returned.
+  while (!d.http.is_running() && !d.listenEnded)
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   if (d.deadline) d.deadline->start(d.boundPort);
   d.log->info("listening on {} ({} key(s), {} slots, queue {})", address(), d.options.apiKeys.size(),
               d.options.runningSlots, d.options.queueLimit);

@@ -43,6 +43,7 @@ struct ApiServer::Impl {
   httplib::Server http;
   std::unique_ptr<RequestDeadline> deadline;  // the request deadline and the closing of lost streams
   std::thread thread;
+  std::atomic<bool> listenEnded{false};  // the listening thread's loop has returned
   int boundPort = 0;
   int listenSocket = -1;  // captured from httplib's socket options hook
   std::atomic<int32_t> inFlight{0};   // admitted generation requests (choices), running or queued

@@ -123,6 +123,31 @@ class LocalApiServerTest : public QObject {
     QVERIFY(!after.Get("/health"));  // nothing listens any more
   }
 
+  // Switching the server on and off at once, again and again: cpp-httplib's stop() is a no-op
+  // until its accept loop runs, so a stop that came first left the listening thread in accept()
+  // and the switch-off never returned (seen as a hang here; the test then fails on Qt Test's
+  // function timeout). Each round must also leave the port free for the next.
+  void switchedOffRightAfterSwitchingOn() {
+    EMBER_REQUIRE_MODEL(path, "SmolLM2-135M-Instruct.Q4_1.gguf");
+    EngineHost host;
+    EngineOptions o;
+    o.modelPath = path.toStdString();
+    o.threads = 2;
+    o.contextLength = 256;
+    host.load(o);
+    LocalApiServer server(&host, nullptr, /*useKeyring=*/false);
+    server.setEnabled(false);
+    server.setPort(freePort());
+    server.setApiKey(QStringLiteral("sk-test-key"));
+    for (int round = 0; round < 300; ++round) {
+      server.setEnabled(true);
+      QVERIFY2(server.error().isEmpty(), qPrintable(server.error()));
+      QVERIFY(!server.address().isEmpty());
+      server.setEnabled(false);
+      QVERIFY(server.address().isEmpty());
+    }
+  }
+
   // The key is kept out of the settings file (in the key file here, no keyring), a key an
   // earlier version left in the settings is moved out, and a restarted app serves with it.
   void keyLivesOutsideTheSettings() {
