@@ -11,6 +11,7 @@
 #include <QCoreApplication>
 #include <cstring>
 #include <QFile>
+#include <QGuiApplication>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -236,5 +237,12 @@ class AnswerNoticesTest : public QObject {
   }
 };
 
-QTEST_MAIN(AnswerNoticesTest)
+// The controller needs a GUI application; offscreen, so the test runs without a display.
+int main(int argc, char* argv[]) {
+  qputenv("QT_QPA_PLATFORM", "offscreen");
+  QGuiApplication app(argc, argv);
+  AnswerNoticesTest test;
+  QTEST_SET_MAIN_SOURCE_PATH
+  return QTest::qExec(&test, argc, argv);
+}
 #include "test_answer_notices.moc"
