@@ -5,14 +5,12 @@
 # inputs and for EMBER_FUZZ_SECONDS from its seeds (fuzz, build-fuzz/). Parts run only when
 # EMBER_TEST_PARTS names them: the whole CPU suite under ASan + UBSan (asan, build-asan/) and the
 # .deb built, installed, run and purged (package, build-package/, needs root).
-# CI's budget is 60 minutes on 2 cores. Measured on clean clones with ccache warm and nothing
-# else running: plain 22m25s (130 tests, 589 s of them), tsan 11m23s (its 329 build steps partly
-# from ccache, then 8 tests in 209 s: engine host 86 s, engine batching 83 s, concurrent chats
-# 14 s, local API server 11 s, inference worker 9 s, thread pool 6 s, the rest under a second;
-# no race reported) and fuzz about 4 (7 harnesses, 30 s each); the default, plain tsan fuzz,
-# some 38 minutes. asan is not in the default: its cold build alone is 781 steps of 4-11
-# CPU-seconds each (some 40-55 minutes on 2 cores), and the suite has not run under it as a
-# whole (the 26 gguf, tokenizer and template tests built so far pass).
+# CI's budget is 60 minutes on 2 cores. Measured on a clean clone with ccache warm (objects do
+# not depend on the clone's folder, so another clone's are reused) and nothing else running:
+# plain 12m9s (910 build steps in 4 minutes, then 135 tests in 479 s), tsan 10m37s (8 tests in
+# 266 s, no race reported) and fuzz 4m59s (7 harnesses, 30 s each); the default, plain tsan
+# fuzz, 27m45s. asan is not in the default: its cold build is some 700 steps of 4-11
+# CPU-seconds each, and the suite has not passed under it as a whole yet.
 # package takes 3m20s with a warm ccache.
 #   scripts/test.sh [ctest arguments...]     e.g. scripts/test.sh -L engine
 # Environment: EMBER_BUILD_DIR (default ./build), EMBER_MODELS_DIR (default ~/.cache/ember/models),
