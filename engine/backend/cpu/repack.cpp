@@ -180,6 +180,16 @@ bool isRepackable(GgmlType type) {
   }
 }
 
+// 64-byte aligned storage for a repacked matrix. aligned_alloc wants a size that is a multiple
+// of the alignment (C11; ASan refuses anything else), so the size is rounded up.
+namespace {
+uint8_t* allocateRows(size_t bytes) {
+  auto* raw = static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+  if (raw == nullptr) throw std::bad_alloc();
+  return raw;
+}
+}  // namespace
+
 std::unique_ptr<RepackedMatrix> repackMatrix(const WeightMatrix& w, ThreadPool& pool,
                                              bool releaseSource) {
   if (!isRepackable(w.type) || w.data == nullptr || w.cols % kRepackBlock != 0) return nullptr;
@@ -198,8 +208,7 @@ std::unique_ptr<RepackedMatrix> repackMatrix(const WeightMatrix& w, ThreadPool& 
   m->llamaLanes = w.type == GgmlType::Q4_0 || w.type == GgmlType::Q4_1 ||
                   w.type == GgmlType::Q5_0 || w.type == GgmlType::Q5_1 || w.type == GgmlType::Q8_0;
   m->lane0Offset = w.type == GgmlType::Q4_0;
-  auto* raw = static_cast<uint8_t*>(std::aligned_alloc(64, m->bytes()));
-  if (raw == nullptr) throw std::bad_alloc();
+  auto* raw = allocateRows(m->bytes());
   m->storage = {raw, freeAligned};
 
   // Each thread converts whole groups; a scale that does not fit in f16 fails the matrix.
@@ -248,8 +257,7 @@ std::unique_ptr<RepackedMatrix> repackQ4KExact(const WeightMatrix& w, ThreadPool
   m->blockBytes = kNibbleKBytes;
   m->quantBytes = kNibbleKScales;
   m->hasMin = false;  // minBits is for the other layouts; NibbleK keeps its own mins
-  auto* raw = static_cast<uint8_t*>(std::aligned_alloc(64, m->bytes()));
-  if (raw == nullptr) throw std::bad_alloc();
+  auto* raw = allocateRows(m->bytes());
   m->storage = {raw, freeAligned};
   std::memset(raw, 0, m->bytes());  // padding rows: zero weights, scales and mins
   for (int64_t c0 = 0; c0 < m->groups; c0 += kChunkGroups) {
