@@ -38,17 +38,38 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
     throw Error("sampling: got " + std::to_string(logits.size()) + " logits for a vocabulary of " +
                 std::to_string(vocabSize_) + " tokens");
   }
-  bool anyFinite = false;
+  // One pass: rejects NaN and +inf and finds the first highest logit, which is greedy's pick
+  // (ranksBefore's order: the highest logit, ties to the lowest id) when no penalty changes the
+  // logits. `!(logit < inf)` is true exactly for NaN and +inf.
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  size_t best = 0;
+  float bestLogit = -kInf;
+  bool bad = false;
   for (size_t i = 0; i < logits.size(); ++i) {
     const float logit = logits[i];
-    if (std::isnan(logit) || logit == std::numeric_limits<float>::infinity()) {
+    bad |= !(logit < kInf);
+    if (logit > bestLogit) {
+      bestLogit = logit;
+      best = i;
+    }
+  }
+  if (bad) {
+    for (size_t i = 0; i < logits.size(); ++i) {
+      if (logits[i] < kInf) continue;
       throw Error("sampling: the model produced a non-finite logit (" +
-                  std::string(std::isnan(logit) ? "nan" : "inf") + ") for token " +
+                  std::string(std::isnan(logits[i]) ? "nan" : "inf") + ") for token " +
                   std::to_string(i));
     }
-    anyFinite = anyFinite || std::isfinite(logit);
   }
-  if (!anyFinite) throw Error("sampling: every token has probability zero (all logits are -inf)");
+  if (bestLogit == -kInf)
+    throw Error("sampling: every token has probability zero (all logits are -inf)");
+
+  lastWasGreedy_ = params_.temperature == 0.0f;
+  if (lastWasGreedy_ && !penaltiesEnabled()) {
+    // The decode loop's common case: no candidate list, no second pass over the vocabulary.
+    candidates_.sortedElements = 0;
+    return static_cast<TokenId>(best);
+  }
 
   candidates_.reset(logits);
   if (penaltiesEnabled()) {
@@ -58,7 +79,6 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
     sampling::applyPenalties(candidates_, history.last(window), params_, recentCounts_);
   }
 
-  lastWasGreedy_ = params_.temperature == 0.0f;
   if (lastWasGreedy_) return sampling::pickGreedy(candidates_);
 
   sampling::applyTemperature(candidates_, params_.temperature);
