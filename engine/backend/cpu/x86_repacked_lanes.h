@@ -8,15 +8,36 @@
 // exactly lane j of all 16 rows, so the 8 lanes become 8 accumulators per token of 16 rows
 // each: more float work than the fused kernels (hence tiles of 2 tokens), bit-exact results.
 // Included by x86_repacked_kernels.h after groupTile's helpers.
+#include <vector>
 
 namespace ember::cpu {
 namespace {
 
+// Where a tile gets its unpacked weights: from the repacked blocks, from the blocks while also
+// keeping the unpacked bytes (512 per block, the w[8] vectors) for the next tiles of the same
+// group, or from those kept bytes. The integers are the same either way, so are the bits.
+enum class LaneWeights { Unpack, UnpackAndKeep, Kept };
+
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 
-template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, bool kOffset16, int T>
+// The kept weights of one group while its tokens go through in tiles: up to 64 blocks (2048
+// columns) at 512 bytes, L1-sized; wider matrices unpack in every tile.
+constexpr int64_t kKeptLaneBlocks = 64;
+constexpr bool kLanesKeepWeights = true;
+
+// (kKeptLaneBlocks, 8 vectors) per thread, allocated by the thread's first batched call.
+struct alignas(64) KeptLaneBlock {
+  uint8_t bytes[512];
+};
+inline uint8_t* keptLaneWeights() {
+  thread_local std::vector<KeptLaneBlock> kept(static_cast<size_t>(kKeptLaneBlocks));
+  return kept.data()->bytes;
+}
+
+template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, bool kOffset16, int T,
+          LaneWeights kWeights = LaneWeights::Unpack>
 void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStride, float* y,
-              int64_t yStride) {
+              int64_t yStride, uint8_t* kept = nullptr) {
   Q8x32Row xr[T];
   for (int t = 0; t < T; ++t) xr[t] = q8x32Row(x + size_t(t) * xStride, m.cols);
   __m512 acc[T][8], accMin[T];
@@ -32,9 +53,12 @@ void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStri
   const __m512i bit4 = _mm512_set1_epi8(16);  // Nibble5's fifth bit, and Q5_0's offset
   for (int64_t b = 0; b < m.blocks; ++b) {
     const uint8_t* blk = m.block(g, b);
-    prefetchBlock(blk + kPrefetchBlocks * m.blockBytes, m.blockBytes);
     __m512i w[8];
-    if constexpr (kLayout != RepackedLayout::Int8) {
+    if constexpr (kWeights == LaneWeights::Kept) {
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) w[k] = _mm512_load_si512(kept + 512 * b + 64 * k);
+    } else if constexpr (kLayout != RepackedLayout::Int8) {
+      prefetchBlock(blk + kPrefetchBlocks * m.blockBytes, m.blockBytes);
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
         const __m512i packed = _mm512_loadu_si512(blk + 64 * k);
@@ -53,8 +77,13 @@ void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStri
         }
       }
     } else {
+      prefetchBlock(blk + kPrefetchBlocks * m.blockBytes, m.blockBytes);
 #pragma GCC unroll 8
       for (int k = 0; k < 8; ++k) w[k] = _mm512_xor_si512(_mm512_loadu_si512(blk + 64 * k), flip);
+    }
+    if constexpr (kWeights == LaneWeights::UnpackAndKeep) {
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) _mm512_store_si512(kept + 512 * b + 64 * k, w[k]);
     }
     const __m512 dw = _mm512_cvtph_ps(quant::load256(blk + m.quantBytes));
     __m512 mw;
@@ -95,9 +124,15 @@ constexpr int kLaneTokenTile = 2;
 
 #else  // AVX2: the same per half group, integer lane sums from vpmaddubsw + vpmaddwd
 
-template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, bool kOffset16, int T>
+constexpr int64_t kKeptLaneBlocks = 0;
+constexpr bool kLanesKeepWeights = false;  // 16 registers: the unpack is not what limits it
+inline uint8_t* keptLaneWeights() { return nullptr; }
+
+template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, bool kOffset16, int T,
+          LaneWeights kWeights = LaneWeights::Unpack>
 void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStride, float* y,
-              int64_t yStride) {
+              int64_t yStride, uint8_t* = nullptr) {
+  static_assert(kWeights == LaneWeights::Unpack);
   Q8x32Row xr[T];
   for (int t = 0; t < T; ++t) xr[t] = q8x32Row(x + size_t(t) * xStride, m.cols);
   const int64_t rows = quant::minOf(kRepackGroupRows, m.rows - g * kRepackGroupRows);
@@ -178,8 +213,27 @@ constexpr int kLaneTokenTile = 2;
 template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, bool kOffset16>
 void runLanes(const RepackedTask& task) {
   const RepackedMatrix& m = *task.m;
+  // More than one tile per group (batched decode, prompts): the first tile keeps the unpacked
+  // weights and the others read them, so a group's blocks are unpacked once per call.
+  const bool keep = kLanesKeepWeights && task.tokens > kLaneTokenTile && m.blocks <= kKeptLaneBlocks;
+  uint8_t* kept = keep ? keptLaneWeights() : nullptr;
   for (int64_t g = task.group0; g < task.group1; ++g) {
     int64_t t = 0;
+    if constexpr (kLanesKeepWeights) {
+      if (keep) {
+        laneTile<kLayout, kLane0Offset, kHasMin, kOffset16, kLaneTokenTile,
+                 LaneWeights::UnpackAndKeep>(m, g, task.x, task.xStride, task.y, task.yStride, kept);
+        for (t = kLaneTokenTile; t + kLaneTokenTile <= task.tokens; t += kLaneTokenTile)
+          laneTile<kLayout, kLane0Offset, kHasMin, kOffset16, kLaneTokenTile, LaneWeights::Kept>(
+              m, g, task.x + size_t(t) * task.xStride, task.xStride, task.y + t * task.yStride,
+              task.yStride, kept);
+        if (t < task.tokens)
+          laneTile<kLayout, kLane0Offset, kHasMin, kOffset16, 1, LaneWeights::Kept>(
+              m, g, task.x + size_t(t) * task.xStride, task.xStride, task.y + t * task.yStride,
+              task.yStride, kept);
+        continue;
+      }
+    }
     for (; t + kLaneTokenTile <= task.tokens; t += kLaneTokenTile)
       laneTile<kLayout, kLane0Offset, kHasMin, kOffset16, kLaneTokenTile>(
           m, g, task.x + size_t(t) * task.xStride, task.xStride, task.y + t * task.yStride,
