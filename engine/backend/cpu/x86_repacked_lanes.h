@@ -34,10 +34,27 @@ inline uint8_t* keptLaneWeights() {
   return kept.data()->bytes;
 }
 
+// Int8's lane sums are sum (w + 128) x - 128 sum x over each quad of x: with the weights kept,
+// the second part, which depends on x alone, is computed once per call and starts the vpdpbusd
+// (the same integers). (tokens, blocks * 8) per thread, grown on first need.
+inline const int32_t* int8QuadOffsets(const RepackedTask& task) {
+  thread_local std::vector<int32_t> offsets;
+  const int64_t quads = task.m->blocks * 8;
+  offsets.resize(std::max(offsets.size(), size_t(task.tokens * quads)));
+  for (int64_t t = 0; t < task.tokens; ++t) {
+    const auto* xq = reinterpret_cast<const int8_t*>(task.x + size_t(t) * task.xStride);
+    int32_t* out = offsets.data() + t * quads;
+    for (int64_t q = 0; q < quads; ++q)
+      out[q] = -128 * (int32_t(xq[4 * q]) + xq[4 * q + 1] + xq[4 * q + 2] + xq[4 * q + 3]);
+  }
+  return offsets.data();
+}
+
 template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, bool kOffset16, int T,
           LaneWeights kWeights = LaneWeights::Unpack>
 void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStride, float* y,
-              int64_t yStride, uint8_t* kept = nullptr) {
+              int64_t yStride, uint8_t* kept = nullptr, const int32_t* offsets = nullptr,
+              int64_t offsetStride = 0) {
   Q8x32Row xr[T];
   for (int t = 0; t < T; ++t) xr[t] = q8x32Row(x + size_t(t) * xStride, m.cols);
   __m512 acc[T][8], accMin[T];
@@ -95,8 +112,12 @@ void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStri
 #pragma GCC unroll 8
       for (int i = 0; i < 8; ++i) {
         const __m512i xb = _mm512_set1_epi32(loadQuad(xq + 4 * i));
-        __m512i p = _mm512_dpbusd_epi32(zero, w[i], xb);
-        if constexpr (kLayout == RepackedLayout::Int8)
+        __m512i p;
+        if constexpr (kLayout == RepackedLayout::Int8 && kWeights != LaneWeights::Unpack)
+          p = _mm512_dpbusd_epi32(_mm512_set1_epi32(offsets[t * offsetStride + 8 * b + i]), w[i], xb);
+        else
+          p = _mm512_dpbusd_epi32(zero, w[i], xb);
+        if constexpr (kLayout == RepackedLayout::Int8 && kWeights == LaneWeights::Unpack)
           p = _mm512_sub_epi32(p, _mm512_dpbusd_epi32(zero, flip, xb));  // the +128 of w
         if constexpr (kOffset16)
           p = _mm512_sub_epi32(p, _mm512_dpbusd_epi32(zero, bit4, xb));  // q - 16
@@ -127,6 +148,7 @@ constexpr int kLaneTokenTile = 2;
 constexpr int64_t kKeptLaneBlocks = 0;
 constexpr bool kLanesKeepWeights = false;  // 16 registers: the unpack is not what limits it
 inline uint8_t* keptLaneWeights() { return nullptr; }
+inline const int32_t* int8QuadOffsets(const RepackedTask&) { return nullptr; }
 
 template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, bool kOffset16, int T,
           LaneWeights kWeights = LaneWeights::Unpack>
@@ -217,20 +239,23 @@ void runLanes(const RepackedTask& task) {
   // weights and the others read them, so a group's blocks are unpacked once per call.
   const bool keep = kLanesKeepWeights && task.tokens > kLaneTokenTile && m.blocks <= kKeptLaneBlocks;
   uint8_t* kept = keep ? keptLaneWeights() : nullptr;
+  const int32_t* offsets = keep && kLayout == RepackedLayout::Int8 ? int8QuadOffsets(task) : nullptr;
+  const int64_t quads = m.blocks * 8;
   for (int64_t g = task.group0; g < task.group1; ++g) {
     int64_t t = 0;
     if constexpr (kLanesKeepWeights) {
       if (keep) {
         laneTile<kLayout, kLane0Offset, kHasMin, kOffset16, kLaneTokenTile,
-                 LaneWeights::UnpackAndKeep>(m, g, task.x, task.xStride, task.y, task.yStride, kept);
+                 LaneWeights::UnpackAndKeep>(m, g, task.x, task.xStride, task.y, task.yStride, kept,
+                                             offsets, quads);
         for (t = kLaneTokenTile; t + kLaneTokenTile <= task.tokens; t += kLaneTokenTile)
           laneTile<kLayout, kLane0Offset, kHasMin, kOffset16, kLaneTokenTile, LaneWeights::Kept>(
               m, g, task.x + size_t(t) * task.xStride, task.xStride, task.y + t * task.yStride,
-              task.yStride, kept);
+              task.yStride, kept, offsets ? offsets + t * quads : nullptr, quads);
         if (t < task.tokens)
           laneTile<kLayout, kLane0Offset, kHasMin, kOffset16, 1, LaneWeights::Kept>(
               m, g, task.x + size_t(t) * task.xStride, task.xStride, task.y + t * task.yStride,
-              task.yStride, kept);
+              task.yStride, kept, offsets ? offsets + t * quads : nullptr, quads);
         continue;
       }
     }
