@@ -46,6 +46,39 @@ std::vector<RequestStats> BenchHost::runTogether(std::vector<GenerationRequest> 
   return stats;
 }
 
+std::vector<RequestStats> BenchHost::runStaggered(std::vector<GenerationRequest> requests,
+                                                  int startAfterPieces) {
+  std::mutex mutex;
+  std::condition_variable changed;
+  size_t remaining = requests.size();
+  std::vector<RequestStats> stats(requests.size());
+  std::vector<int> pieces(requests.size(), 0);
+  std::vector<bool> done(requests.size(), false);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (i > 0) {  // wait for the chat before this one to be answering
+      std::unique_lock lock(mutex);
+      changed.wait(lock, [&] { return done[i - 1] || pieces[i - 1] >= startAfterPieces; });
+    }
+    host_.submit(std::move(requests[i]), [&, i](const RequestEvent& e) {
+      std::lock_guard lock(mutex);
+      if (e.kind == RequestEvent::Kind::Text) ++pieces[i];
+      if (e.kind == RequestEvent::Kind::Finished) {
+        RequestStats s = e.stats ? *e.stats : RequestStats{};
+        s.queueWaitMs -= s.hostDelayMs;  // as in runTogether
+        if (s.ttftMs > 0) s.ttftMs -= s.hostDelayMs;
+        s.totalMs -= s.hostDelayMs;
+        stats[i] = std::move(s);
+        done[i] = true;
+        --remaining;
+      }
+      changed.notify_all();
+    });
+  }
+  std::unique_lock lock(mutex);
+  changed.wait(lock, [&] { return remaining == 0; });
+  return stats;
+}
+
 RequestStats BenchHost::run(GenerationRequest request, const char* what) {
   std::vector<GenerationRequest> one;
   one.push_back(std::move(request));

@@ -26,6 +26,11 @@ class BenchHost {
   // figures keep measuring what they measured when the benchmark stepped the engine itself.
   std::vector<RequestStats> runTogether(std::vector<GenerationRequest> requests,
                                         const EventObserver& observe = {});
+  // Chats opened one at a time while the earlier ones answer: submits requests[0], then each
+  // next one once the one before it has streamed `startAfterPieces` text pieces (or finished).
+  // Returns each one's stats, in order, as runTogether does.
+  std::vector<RequestStats> runStaggered(std::vector<GenerationRequest> requests,
+                                         int startAfterPieces);
   // One request; throws ember::Error("<what> failed: ...") when it fails.
   RequestStats run(GenerationRequest request, const char* what = "benchmark request");
 

@@ -3,13 +3,17 @@
 //               [--prompt-seed S] [--count N]
 //   ember-bench ttft-turns --model M [--dump-turns FILE] [...]
 //   ember-bench batch --model M [--concurrency 1,4,8,16] [--tokens 64] [...]
+//   ember-bench batch --model M --stagger PIECES [--concurrency CHATS] [--prompt-tokens 448]
+//               [--prompt-budgets 512,64] [...]
 //   ember-bench load --model M [--ctx 2560] [...]
 // pp: prompt tokens/s for 512- and 2048-token prompts; tg: decode tokens/s for 128 tokens after
 // a 512-token prompt (with TTFT and inter-token latency); bw: streaming read bandwidth (GB/s)
 // for the roofline; tokens: prints the synthetic prompt ids (so a peer can use the same ones).
 // ttft-turns: TTFT per turn of a replayed 8-turn chat, prefix cache on / off / ideal
 // (--dump-turns writes the turns' messages and prompt ids for a peer); batch: aggregate decode
-// tokens/s and ITL with C chats at once; load: time to the first token possible against the
+// tokens/s and ITL with C chats at once (with --stagger: chats opened one at a time while the
+// earlier ones answer, their ITL p50/p95/max and the newcomers' TTFT per prompt budget while
+// decoding, side by side); load: time to the first token possible against the
 // file read time, and peak resident memory after a 512-token prompt (one repetition per process).
 #include <algorithm>
 #include <cstdio>
@@ -22,6 +26,7 @@
 
 #include "cli/cli_args.h"
 #include "bench_batch.h"
+#include "bench_stagger.h"
 #include "bench_cuda.h"
 #include "bench_figures.h"
 #include "bench_load.h"
@@ -41,6 +46,8 @@ constexpr const char* kUsage =
     "[--dump-turns FILE] [--cached-only]\n"
     "       ember-bench batch --model M [--threads N] [--kernels fast|reference|approx] [--repetitions R] [--json] "
     "[--concurrency 1,4,8,16] [--tokens 64]\n"
+    "         staggered arrivals: [--stagger PIECES] [--concurrency CHATS] [--prompt-tokens 448] "
+    "[--prompt-budgets 512,64]\n"
     "       ember-bench load --model M [--threads N] [--kernels fast|reference|approx] [--json] "
     "[--ctx 2560]\n";
 
@@ -49,7 +56,8 @@ int run(const std::vector<std::string>& raw) {
   const std::string figure = raw[0];
   const cli::ParsedArgs args(std::vector<std::string>(raw.begin() + 1, raw.end()),
                              {"--model", "--threads", "--repetitions", "--prompt-seed", "--count",
-                              "--dump-turns", "--concurrency", "--tokens", "--kernels", "--ctx"},
+                              "--dump-turns", "--concurrency", "--tokens", "--kernels", "--ctx",
+                              "--stagger", "--prompt-tokens", "--prompt-budgets"},
                              {"--json", "--cached-only"});
   const int threads = std::stoi(args.value("--threads").value_or("0"));
   const int repetitions = std::stoi(args.value("--repetitions").value_or("5"));
@@ -94,6 +102,22 @@ int run(const std::vector<std::string>& raw) {
     batch.repetitions = repetitions;
     batch.seed = promptSeed;
     batch.tokens = std::stoi(args.value("--tokens").value_or("64"));
+    if (const auto stagger = args.value("--stagger")) {  // chats opened one at a time
+      bench::StaggerOptions o;
+      o.modelPath = batch.modelPath;
+      o.threads = threads;
+      o.kernels = kernels;
+      o.repetitions = repetitions;
+      o.seed = promptSeed;
+      o.tokens = batch.tokens;
+      o.startAfter = std::stoi(*stagger);
+      if (const auto list = args.value("--concurrency"))
+        o.chats = bench::parseConcurrencyList(*list).back();
+      if (const auto p = args.value("--prompt-tokens")) o.promptTokens = std::stoi(*p);
+      if (const auto list = args.value("--prompt-budgets"))
+        o.budgets = bench::parseBudgetList(*list);
+      return bench::runStaggerFigure(o, reporter, json);
+    }
     if (const auto list = args.value("--concurrency"))
       batch.concurrency = bench::parseConcurrencyList(*list);
     return bench::runBatchFigure(batch, reporter, json);

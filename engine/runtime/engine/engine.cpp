@@ -113,8 +113,10 @@ std::unique_ptr<Engine> Engine::load(const EngineOptions& options, LoadControl* 
   if (context > config.contextLength)
     throw Error("context length " + std::to_string(context) + " is larger than the model's " +
                 std::to_string(config.contextLength));
-  if (options.blockSize < 1 || options.maxSequences < 1 || options.stepTokenBudget < 1)
-    throw Error("block size, sequences and step budget must be at least 1");
+  if (options.blockSize < 1 || options.maxSequences < 1 || options.stepTokenBudget < 1 ||
+      options.promptBudgetWhileDecoding < 1)
+    throw Error("block size, sequences, step budget and prompt budget while decoding must be at "
+                "least 1");
   d->options.contextLength = context;
 
   const int32_t blocksPerSequence = (context + options.blockSize - 1) / options.blockSize;
@@ -146,7 +148,8 @@ std::unique_ptr<Engine> Engine::load(const EngineOptions& options, LoadControl* 
   }
   d->runner = std::make_unique<ModelRunner>(*d->backend);
   d->scheduler = std::make_unique<Scheduler>(
-      SchedulerLimits{options.maxSequences, options.stepTokenBudget, options.blockSize});
+      SchedulerLimits{options.maxSequences, options.stepTokenBudget, options.blockSize,
+                      options.promptBudgetWhileDecoding});
 
   d->info.path = options.modelPath;
   d->info.architecture = config.architectureName;

@@ -85,6 +85,9 @@ ScheduleOutcome Scheduler::schedule(std::deque<Sequence*>& waiting,
     --budget;
     ++i;
   }
+  // Prompt tokens from here on come out of `budget`, capped when the step decodes. (A preempted
+  // decode gives its token back to it; that only makes the step cheaper.)
+  if (!outcome.plan.empty()) budget = std::min(budget, limits_.promptBudgetWhileDecoding);
   // Then the prompt chunks of running sequences.
   for (size_t i = 0; i < running.size() && budget > 0;) {
     Sequence* s = running[i];

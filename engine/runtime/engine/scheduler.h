@@ -3,7 +3,11 @@
 // tokens to run now (a prompt chunk, or 1 when decoding). Within the step's token budget:
 // decodes first, then the running sequences' prompt chunks, then newly admitted requests (which
 // start from the longest cached prefix of their tokens), so a long prompt never stalls the
-// streams already running. When the KV pool runs short, the most recently admitted sequence is
+// streams already running. A step that carries decodes takes at most promptBudgetWhileDecoding
+// prompt tokens (chunked prefill): every decoding stream waits for the whole step, so a big
+// prompt chunk in it would freeze them all; the rest of the prompt follows in later steps. With
+// nothing decoding, prompts take the whole token budget (a lone chat's first token is not
+// delayed). When the KV pool runs short, the most recently admitted sequence is
 // preempted: its blocks are released (its full blocks stay in the prefix cache) and it goes back
 // to the front of the waiting queue to be computed again.
 #include <cstdint>
@@ -24,6 +28,8 @@ struct SchedulerLimits {
   int32_t maxRunning = 4;
   int32_t tokenBudget = 512;
   int32_t blockSize = 16;
+  // Prompt tokens in a step that also decodes; >= tokenBudget: no separate cap.
+  int32_t promptBudgetWhileDecoding = 512;
 };
 
 // What a step's scheduling did besides the plan.

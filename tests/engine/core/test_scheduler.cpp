@@ -3,6 +3,8 @@
 // admissions from the longest cached prefix, all within the token budget; KV blocks reserved for
 // exactly the tokens computed; when the pool runs short the most recently admitted sequence is
 // preempted, re-queued at the front, and later computed again (reusing its cached full blocks).
+// A step that decodes takes at most promptBudgetWhileDecoding prompt tokens; a step with nothing
+// decoding gives prompts the whole token budget.
 #include <QtTest>
 
 #include "runtime/engine/scheduler.h"
@@ -178,6 +180,128 @@ class SchedulerTest : public QObject {
     QVERIFY(outcome.plan.empty());
     QCOMPARE(outcome.outOfBlocks, std::vector<Sequence*>{a.get()});
     QVERIFY(running.empty());
+  }
+  void capsPromptTokensWhileOthersDecode() {
+    // Budget 64, 8 prompt tokens while decoding, blocks of 4. A (3 tokens) is alone: its prompt
+    // goes in one step. B (30 tokens) arrives while A decodes: every step is A 1 + B 8, then the
+    // rest of B (30 - 24 = 6), then both decode.
+    Scheduler scheduler({/*maxRunning*/ 3, /*tokenBudget*/ 64, /*blockSize*/ 4,
+                         /*promptBudgetWhileDecoding*/ 8});
+    BlockManager blocks(32, 4);
+    auto a = makeSequence(1, 3), b = makeSequence(2, 30, 8);
+    std::deque<Sequence*> waiting{a.get()};
+    std::vector<Sequence*> running;
+    auto outcome = scheduler.schedule(waiting, running, blocks);
+    QCOMPARE(outcome.plan.size(), size_t(1));
+    QCOMPARE(outcome.plan[0].tokenCount, 3);
+    apply(outcome, blocks);
+    waiting.push_back(b.get());
+    const int32_t expectedB[] = {8, 8, 8, 6, 1};
+    for (int step = 0; step < 5; ++step) {
+      outcome = scheduler.schedule(waiting, running, blocks);
+      QCOMPARE(outcome.plan.size(), size_t(2));
+      QCOMPARE(outcome.plan[0].sequence, a.get());
+      QCOMPARE(outcome.plan[0].tokenCount, 1);
+      QCOMPARE(outcome.plan[1].sequence, b.get());
+      QCOMPARE(outcome.plan[1].tokenCount, expectedB[step]);
+      apply(outcome, blocks);
+    }
+    QCOMPARE(b->computed, 31);  // its prompt and its first sampled token
+  }
+
+  void promptsTakeTheWholeBudgetWhenNothingDecodes() {
+    // Same limits. Nothing decodes: A (20) and B (20), arriving together, both go in the first
+    // step (40 <= 64), and C (100) alone takes 64 then 36: the cap of 8 never applies.
+    Scheduler scheduler({3, 64, 4, 8});
+    BlockManager blocks(64, 4);
+    auto a = makeSequence(1, 20), b = makeSequence(2, 20, 8);
+    std::deque<Sequence*> waiting{a.get(), b.get()};
+    std::vector<Sequence*> running;
+    auto outcome = scheduler.schedule(waiting, running, blocks);
+    QCOMPARE(outcome.plan.size(), size_t(2));
+    QCOMPARE(outcome.plan[0].tokenCount, 20);
+    QCOMPARE(outcome.plan[1].tokenCount, 20);
+
+    Scheduler alone({1, 64, 4, 8});
+    BlockManager others(64, 4);
+    auto c = makeSequence(3, 100, 9);
+    std::deque<Sequence*> queue{c.get()};
+    std::vector<Sequence*> runningC;
+    const int32_t expected[] = {64, 36, 1};
+    for (int32_t tokens : expected) {
+      outcome = alone.schedule(queue, runningC, others);
+      QCOMPARE(outcome.plan.size(), size_t(1));
+      QCOMPARE(outcome.plan[0].tokenCount, tokens);
+      apply(outcome, others);
+    }
+  }
+
+  void arrivalsShareTheCapOldestFirst() {
+    // A decodes; B (10) and C (10) arrive together; cap 8. Step 1: A 1, B 8 (the cap is spent,
+    // C waits). Step 2: A 1, B's last 2, C 6. Step 3: A 1, B decodes 1, C's last 4. Step 4: all
+    // three decode.
+    Scheduler scheduler({3, 64, 4, 8});
+    BlockManager blocks(32, 4);
+    auto a = makeSequence(1, 3), b = makeSequence(2, 10, 8), c = makeSequence(3, 10, 9);
+    std::deque<Sequence*> waiting{a.get()};
+    std::vector<Sequence*> running;
+    apply(scheduler.schedule(waiting, running, blocks), blocks);
+    waiting.push_back(b.get());
+    waiting.push_back(c.get());
+    const std::vector<std::vector<std::pair<Sequence*, int32_t>>> expected = {
+        {{a.get(), 1}, {b.get(), 8}},
+        {{a.get(), 1}, {b.get(), 2}, {c.get(), 6}},
+        {{a.get(), 1}, {b.get(), 1}, {c.get(), 4}},
+        {{a.get(), 1}, {b.get(), 1}, {c.get(), 1}},
+    };
+    for (const auto& step : expected) {
+      const auto outcome = scheduler.schedule(waiting, running, blocks);
+      QCOMPARE(outcome.plan.size(), step.size());
+      for (size_t i = 0; i < step.size(); ++i) {
+        QCOMPARE(outcome.plan[i].sequence, step[i].first);
+        QCOMPARE(outcome.plan[i].tokenCount, step[i].second);
+      }
+      apply(outcome, blocks);
+    }
+  }
+
+  void recomputesAPreemptedSequenceWithinTheCap() {
+    // 6 blocks of 4, no prefix cache, cap 2. A (3), B (7), C (7) arrive together: one step of
+    // 17 prompt tokens (nothing decodes), 5 blocks held. One decode step for all three. Then A
+    // needs its 2nd block (the last free one) and B its 3rd: C, the newest, is preempted.
+    // A finishes; C (9 tokens now) is admitted again next to B's decoding, so its recompute
+    // goes 2 tokens a step.
+    Scheduler scheduler({3, 64, 4, 2});
+    BlockManager blocks(6, 4, /*caching*/ false);
+    auto a = makeSequence(1, 3), b = makeSequence(2, 7, 8), c = makeSequence(3, 7, 9);
+    std::deque<Sequence*> waiting{a.get(), b.get(), c.get()};
+    std::vector<Sequence*> running;
+    auto outcome = scheduler.schedule(waiting, running, blocks);
+    QCOMPARE(outcome.plan.size(), size_t(3));
+    QCOMPARE(outcome.plan[2].tokenCount, 7);
+    apply(outcome, blocks);
+    QCOMPARE(blocks.availableCount(), 1);
+    outcome = scheduler.schedule(waiting, running, blocks);
+    QCOMPARE(outcome.plan.size(), size_t(3));
+    apply(outcome, blocks);
+    outcome = scheduler.schedule(waiting, running, blocks);
+    QCOMPARE(outcome.preempted, std::vector<Sequence*>{c.get()});
+    QCOMPARE(outcome.plan.size(), size_t(2));
+    apply(outcome, blocks);
+    releaseBlocks(*a, blocks);
+    std::erase(running, a.get());
+    QCOMPARE(int(c->tokens.size()), 9);
+    for (int step = 0; step < 2; ++step) {
+      outcome = scheduler.schedule(waiting, running, blocks);
+      QCOMPARE(outcome.plan.size(), size_t(2));
+      QCOMPARE(outcome.plan[0].sequence, b.get());
+      QCOMPARE(outcome.plan[0].tokenCount, 1);
+      QCOMPARE(outcome.plan[1].sequence, c.get());
+      QCOMPARE(outcome.plan[1].tokenCount, 2);
+      apply(outcome, blocks);
+    }
+    QCOMPARE(c->computed, 4);
+    QCOMPARE(c->preemptions, 1);
   }
 };
 
