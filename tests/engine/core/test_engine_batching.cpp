@@ -98,8 +98,10 @@ class EngineBatching : public QObject {
   std::string path_;
 
   std::unique_ptr<Engine> load(int32_t maxSequences, int32_t budget, bool caching,
-                               int64_t kvCacheBytes = 0, int32_t context = 512) {
+                               int64_t kvCacheBytes = 0, int32_t context = 512,
+                               int32_t promptBudgetWhileDecoding = 512) {
     EngineOptions o;
+    o.promptBudgetWhileDecoding = promptBudgetWhileDecoding;
     o.modelPath = path_;
     o.threads = 2;
     o.contextLength = context;
@@ -137,6 +139,45 @@ class EngineBatching : public QObject {
       reused += together[i].stats.cachedPromptTokens > 0;
     }
     QVERIFY2(reused >= 4, "the shared system prompt should be reused by later admissions");
+    QCOMPARE(engine->kvCacheStats().referencedBlocks, 0);
+  }
+
+  void staggeredArrivalsWithASmallPromptBudgetEqualEachAlone() {
+    // Chats opened one at a time while the earlier ones decode, at most 7 prompt tokens in a
+    // step that decodes: every newcomer's prompt goes in many small chunks beside the others'
+    // decode tokens (the first chat, alone, in one chunk), and every answer equals its run alone.
+    auto engine = load(4, 512, false, 0, 512, 7);
+    std::vector<Answer> answers(4);
+    std::vector<std::vector<int32_t>> chunks(4);  // prompt tokens computed per step, from Progress
+    for (size_t i = 0; i < answers.size(); ++i) {
+      engine->addRequest(chat(conversation(kQuestions[i]), 24),
+                         [&answers, &chunks, i, done = 0](const RequestEvent& e) mutable {
+                           if (e.kind == RequestEvent::Kind::Text) answers[i].text += e.text;
+                           else if (e.kind == RequestEvent::Kind::Finished)
+                             answers[i].stats = *e.stats;
+                           else if (!e.waiting && e.promptDone > done) {
+                             chunks[i].push_back(e.promptDone - done);
+                             done = e.promptDone;
+                           }
+                         });
+      // Step until this chat streams, so the next one arrives while it decodes.
+      while (engine->hasWork() && answers[i].text.empty()) engine->step();
+    }
+    while (engine->hasWork()) engine->step();
+    for (size_t i = 0; i < answers.size(); ++i) {
+      QCOMPARE(answers[i].text, alone_[i].text);
+      QCOMPARE(answers[i].stats.generatedTokens, alone_[i].stats.generatedTokens);
+      QCOMPARE(answers[i].stats.promptTokens, alone_[i].stats.promptTokens);
+    }
+    // The first chat's prompt went in one step; each later one's in steps of 7 (only one
+    // newcomer reads at a time: the next opens once it streams), the remainder last.
+    QCOMPARE(chunks[0], std::vector<int32_t>{answers[0].stats.promptTokens});
+    for (size_t i = 1; i < answers.size(); ++i) {
+      const int32_t prompt = answers[i].stats.promptTokens;
+      std::vector<int32_t> expected(static_cast<size_t>(prompt / 7), 7);
+      if (prompt % 7) expected.push_back(prompt % 7);
+      QCOMPARE(chunks[i], expected);
+    }
     QCOMPARE(engine->kvCacheStats().referencedBlocks, 0);
   }
 
