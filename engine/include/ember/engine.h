@@ -27,7 +27,7 @@ struct EngineOptions {
   // Prompt tokens in a step that also decodes other requests (chunked prefill): each decoding
   // stream waits for the whole step, so this bounds their gap between tokens while a new chat's
   // prompt is computed. With nothing decoding a prompt takes the whole stepTokenBudget.
-  int32_t promptBudgetWhileDecoding = 64;
+  int32_t promptBudgetWhileDecoding = 32;
   // Reuse the KV blocks of earlier prompts that start the same way (turns, branches, chats).
   bool prefixCaching = true;
   // KV pool budget in bytes; 0: room for maxSequences full contexts. A bigger pool keeps more
