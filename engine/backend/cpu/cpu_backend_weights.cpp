@@ -99,14 +99,15 @@ void repackCpuWeights(CpuWeights& w, ThreadPool& pool, bool kQuants, bool releas
                       const PrepareProgress& progress) {
   auto repack = [&](WeightMatrix& m) {
     if (m.data == nullptr || m.repacked != nullptr || !isRepackable(m.type)) return;
-    // Q4_K with 8k rows repacks without loss (the reference kernels' bits) in both modes; the
-    // other K-quants only for "approx".
-    const bool exactQ4K = isExactQ4KRepackable(m);
+    // Q4_K with 8k rows and Q6_K repack without loss (the reference kernels' bits) in both
+    // modes; the other K-quants only for "approx".
+    const bool exactQ4K = isExactQ4KRepackable(m), exactQ6K = isExactQ6KRepackable(m);
     const bool kQuant = m.type == gguf::GgmlType::Q4_K || m.type == gguf::GgmlType::Q5_K ||
                         m.type == gguf::GgmlType::Q6_K;
-    if (kQuant && !exactQ4K && !kQuants) return;
-    std::unique_ptr<RepackedMatrix> r = exactQ4K ? repackQ4KExact(m, pool, releaseFilePages)
-                                                 : repackMatrix(m, pool, releaseFilePages);
+    if (kQuant && !exactQ4K && !exactQ6K && !kQuants) return;
+    std::unique_ptr<RepackedMatrix> r = exactQ4K   ? repackQ4KExact(m, pool, releaseFilePages)
+                                        : exactQ6K ? repackQ6KExact(m, pool, releaseFilePages)
+                                                   : repackMatrix(m, pool, releaseFilePages);
     if (!r) return;
     // "approx": Q5_0 on the fused kernels (one float step per block instead of llama.cpp's 8
     // lanes: Gemma's prompts about 1.3x faster, but its logits only close to llama.cpp's).
