@@ -175,9 +175,23 @@ constexpr int kLaneTokenTile = 2;
 
 #endif
 
+}  // namespace
+}  // namespace ember::cpu
+
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#include "backend/cpu/x86_repacked_lanes_staged.h"
+#endif
+
+namespace ember::cpu {
+namespace {
+
 template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, bool kOffset16>
 void runLanes(const RepackedTask& task) {
   const RepackedMatrix& m = *task.m;
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+  if (task.tokens >= kStagedMinTokens)  // prompts: the same bits with less work per token
+    return runStagedLanes<kLayout, kLane0Offset, kHasMin, kOffset16>(task);
+#endif
   for (int64_t g = task.group0; g < task.group1; ++g) {
     int64_t t = 0;
     for (; t + kLaneTokenTile <= task.tokens; t += kLaneTokenTile)
