@@ -321,16 +321,26 @@ std::unique_ptr<RepackedMatrix> repackQ6KExact(const WeightMatrix& w, ThreadPool
           for (int64_t b = 0; b < m->blocks; ++b) {
             uint8_t* blk = raw + (size_t(g) * size_t(m->blocks) + size_t(b)) * kSixKBytes;
             const BlockQ6_K& q = src[b];
-            for (int e = 0; e < 256; ++e) {  // the source's element order (dequantize.cpp)
-              const int h = e / 128, g4 = (e % 128) / 32, l = e % 32;
-              const uint8_t lowByte = q.ql[64 * h + l + (g4 & 1) * 32];
-              const int v = (g4 >= 2 ? lowByte >> 4 : lowByte & 0x0f) |
-                            ((q.qh[32 * h + l] >> (2 * g4)) & 3) << 4;
-              const int c = e / 32, k = (e % 32) / 4, i = e % 4;
-              blk[64 * (8 * (c / 2) + k) + 4 * r + i] |= uint8_t((v & 0x0f) << (4 * (c % 2)));
-              blk[kSixKHigh + 64 * (8 * (c / 4) + k) + 4 * r + i] |=
-                  uint8_t((v >> 4) << (2 * (c % 4)));
-            }
+            uint8_t v[256];  // q of each element, in the source's order (dequantize.cpp)
+            for (int h = 0; h < 2; ++h)
+              for (int l = 0; l < 32; ++l) {
+                const uint8_t a = q.ql[64 * h + l], c = q.ql[64 * h + 32 + l], hb = q.qh[32 * h + l];
+                v[128 * h + l] = uint8_t((a & 0x0f) | (hb & 3) << 4);
+                v[128 * h + 32 + l] = uint8_t((c & 0x0f) | ((hb >> 2) & 3) << 4);
+                v[128 * h + 64 + l] = uint8_t((a >> 4) | ((hb >> 4) & 3) << 4);
+                v[128 * h + 96 + l] = uint8_t((c >> 4) | ((hb >> 6) & 3) << 4);
+              }
+            for (int k = 0; k < 8; ++k)
+              for (int i = 0; i < 4; ++i) {
+                const int e = 4 * k + i;  // within a chunk
+                for (int j = 0; j < 4; ++j)
+                  blk[64 * (8 * j + k) + 4 * r + i] =
+                      uint8_t((v[64 * j + e] & 0x0f) | (v[64 * j + 32 + e] & 0x0f) << 4);
+                for (int h = 0; h < 2; ++h)
+                  blk[kSixKHigh + 64 * (8 * h + k) + 4 * r + i] =
+                      uint8_t(v[128 * h + e] >> 4 | (v[128 * h + 32 + e] >> 4) << 2 |
+                              (v[128 * h + 64 + e] >> 4) << 4 | (v[128 * h + 96 + e] >> 4) << 6);
+              }
             for (int s = 0; s < 16; ++s)
               blk[kSixKScales + 32 * (s / 2) + 2 * r + s % 2] = uint8_t(q.scales[s]);
             std::memcpy(blk + kSixKD + 2 * r, &q.d, 2);
