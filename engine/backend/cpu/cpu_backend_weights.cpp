@@ -118,8 +118,9 @@ void repackCpuWeights(CpuWeights& w, ThreadPool& pool, bool kQuants, bool releas
     // embedding too: the lookups read its repacked copy where that gives the source's values,
     // else they fault the file's pages back in (whole page-cache folios, up to 2 MiB per token
     // on recent kernels: a 512-token prompt brought all of Gemma 3's 178 MB embedding back).
+    // SixK's rows dequantize to the source's floats bit for bit too (test_cpu_q6k_exact).
     const bool tied = m.data == w.tokenEmbedding.data;
-    if (tied && embeddingReadsRepacked(m.type))
+    if (tied && (embeddingReadsRepacked(m.type) || r->layout == RepackedLayout::SixK))
       w.tokenEmbeddingRepacked = r.get();
     if (!tied || w.tokenEmbeddingRepacked == r.get()) w.replacedBytes += m.rowBytes * size_t(m.rows);
     w.repacked.push_back(std::move(r));
