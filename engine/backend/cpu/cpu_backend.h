@@ -42,6 +42,9 @@ class CpuBackend final : public Backend {
   const model::ModelConfig& config() const { return config_; }
   int threads() const { return pool_.size(); }
   KernelMode kernels() const { return kernels_; }
+  // Whether several-token steps take the int8 attention (ops/attention_int8.h): the fast and
+  // approx kernels on a CPU with AVX-512 VNNI, for head sizes it takes.
+  bool quantizedAttention() const;
 
  private:
   friend class CpuLayerOps;  // the layer operations (cpu_backend_layer.cpp) run on our buffers

@@ -7,6 +7,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/ops/activations.h"
+#include "backend/cpu/ops/attention_int8.h"
 #include "backend/cpu/ops/norm.h"
 #include "model/transformer_layer.h"
 
@@ -232,6 +233,15 @@ void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
   }
   ws_.attentionTiles[size_t(tiles)] = int32_t(tokens_);
   const int64_t items = tiles * c_.kvHeadCount * headSlices;
+  // Fast kernels: several-token steps in int8 (ops/attention_int8.h) where the CPU has it.
+  const ops::QuantizedAttentionKernels* quantized =
+      b_.quantizedAttention() && step.softcap <= 0.0f && sinks.empty()
+          ? ops::quantizedAttentionKernels()
+          : nullptr;
+  if (quantized)
+    ws_.reserveQuantizedAttention(b_.pool_.size(),
+                                  ops::quantizedAttentionScratchBytes(
+                                      tiling.queries(), ws_.scratchSpan, c_.headDim, c_.valueDim));
   b_.pool_.parallelFor(items, 1, [&](int64_t begin, int64_t end, int thread) {
     float* scratch = ws_.attentionScratch.data() + int64_t(thread) * ws_.scratchStride;
     ops::AttentionQuery queries[ops::kMaxTileQueries];
@@ -259,8 +269,13 @@ void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
       // so a sequence computes the same whatever else shares the step.
       const ops::StepKind stepKind =
           s.tokenCount == 1 ? ops::StepKind::OneToken : ops::StepKind::SeveralTokens;
-      ops::attendHeads({queries, size_t(count)}, kv, s.blockTable, kvHead, step.scoreScale,
-                       stepKind, scratch, step.softcap);
+      if (quantized && stepKind == ops::StepKind::SeveralTokens)
+        ops::attendHeadsQuantized(
+            *quantized, {queries, size_t(count)}, kv, s.blockTable, kvHead, step.scoreScale,
+            ws_.quantizedScratch.data() + int64_t(thread) * ws_.quantizedStride);
+      else
+        ops::attendHeads({queries, size_t(count)}, kv, s.blockTable, kvHead, step.scoreScale,
+                         stepKind, scratch, step.softcap);
     }
   });
 }
