@@ -43,7 +43,7 @@ CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& con
 }
 
 bool CpuBackend::quantizedAttention() const {
-  return kernels_ != KernelMode::Reference && ops::quantizedAttentionKernels() != nullptr &&
+  return kernels_ == KernelMode::Approx && ops::quantizedAttentionKernels() != nullptr &&
          ops::quantizedAttentionFits(config_.headDim, config_.valueDim);
 }
 

@@ -9,6 +9,7 @@
 #include "backend/cpu/cpu_expert_ffn.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops/attention.h"
+#include "backend/cpu/ops/attention_int8.h"
 #include "model/model_config.h"
 
 namespace ember::cpu {
@@ -49,6 +50,10 @@ struct CpuWorkspace {
   // where the backend runs it
   std::vector<uint8_t> quantizedScratch;
   int64_t quantizedStride = 0;
+  // The int8 keys and values of the step's several-token sequences for the current layer
+  // (sequences, kv heads) and their bytes; grown as needed.
+  std::vector<ops::QuantizedKv> quantizedRows;
+  std::vector<uint8_t> quantizedKv;
   int64_t scratchSpan = 0;              // S the scratch rows hold
   int64_t scratchStride = 0;            // ops::attentionTileScratchFloats(tile queries, S, ...)
   MatmulScratch matmul;
@@ -99,7 +104,8 @@ struct CpuWorkspace {
                             rope.size() + outputRows.size() + attentionScratch.size()) +
            sizeof(int32_t) * (tokenSequence.size() + tokenPosition.size() + outputTokens.size() +
                               attentionTiles.size()) +
-           matmul.quantizedX.size() + quantizedScratch.size() + experts.bytes();
+           matmul.quantizedX.size() + quantizedScratch.size() + quantizedKv.size() +
+           experts.bytes();
   }
 };
 

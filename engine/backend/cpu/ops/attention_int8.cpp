@@ -63,6 +63,21 @@ void quantizeValuesScalar(const uint16_t* const* rows, int64_t count, int64_t n,
   }
 }
 
+void quantizeQueriesScalar(const float* const* qs, int lanes, int64_t n, float scale, uint8_t* qt,
+                           float* queryScales) {
+  for (int lane = 0; lane < kQueryLanes; ++lane) {
+    float m = 0.0f;
+    if (lane < lanes)
+      for (int64_t e = 0; e < n; ++e) m = std::max(m, std::fabs(qs[lane][e]));
+    const float inverse = m > 0.0f ? 127.0f / m : 0.0f;
+    for (int64_t e = 0; e < n; ++e) {
+      const int8_t q8 = lane < lanes ? std::max<int8_t>(roundToInt8(qs[lane][e] * inverse), -127) : 0;
+      qt[(e / 4) * 64 + lane * 4 + e % 4] = uint8_t(int32_t(q8) + 128);
+    }
+    queryScales[lane] = m / 127.0f * scale;
+  }
+}
+
 void scoreKeysScalar(const uint8_t* qt, const float* queryScales, const int8_t* keys,
                      const float* keyScales, const int32_t* sums, int64_t count, int64_t n,
                      float* scores) {
@@ -96,11 +111,11 @@ void weighKeysScalar(float* scores, const int32_t* first, const int32_t* last,
       float m = 0.0f;
       for (int64_t k = b * kWeightBlock; k < (b + 1) * kWeightBlock; ++k)
         m = std::max(m, s[k * kQueryLanes]);
-      const float c = m / 255.0f;
-      blockScales[b * kQueryLanes + lane] = c;
+      blockScales[b * kQueryLanes + lane] = m / 255.0f;
+      const float inverse = 255.0f / m;
       for (int64_t k = b * kWeightBlock; k < (b + 1) * kWeightBlock; ++k)
         weights[(k / 4) * 64 + lane * 4 + k % 4] =
-            c > 0.0f ? roundToUint8(s[k * kQueryLanes] / c) : 0;
+            m > 0.0f ? roundToUint8(s[k * kQueryLanes] * inverse) : 0;
     }
   }
 }
@@ -127,16 +142,20 @@ bool cpuHasAvx512Vnni() {
 
 constexpr int64_t align64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 
-// The scratch of one call, carved from one buffer (byte offsets rounded to 64).
+// Hands out consecutive pieces of a buffer, each rounded up to 64 bytes (base nullptr: counts).
+struct Carver {
+  uint8_t* base;
+  int64_t at = 0;
+  template <class T>
+  T* take(int64_t elements) {
+    T* p = base ? reinterpret_cast<T*>(base + at) : nullptr;
+    at += align64(elements * int64_t(sizeof(T)));
+    return p;
+  }
+};
+
+// One tile's scratch, per group of 16 queries.
 struct TileScratch {
-  const uint16_t** keyRows;
-  const uint16_t** valueRows;
-  uint16_t* zeroRow;
-  int8_t* keys;         // (S, D)
-  float* keyScales;     // (S)
-  int32_t* keySums;     // (S)
-  int8_t* values;       // (S / 4, V, 4)
-  float* valueScales;   // (S)
   uint8_t* qt;          // (D / 4, 16, 4)
   float* queryScales;   // (16)
   float* scores;        // (S, 16)
@@ -147,33 +166,22 @@ struct TileScratch {
   int64_t bytes;
 
   TileScratch(uint8_t* base, int64_t s, int32_t d, int32_t v) {
-    int64_t at = 0;
-    const auto take = [&](int64_t size) {
-      uint8_t* p = base ? base + at : nullptr;
-      at += align64(size);
-      return p;
-    };
-    keyRows = reinterpret_cast<const uint16_t**>(take(s * int64_t(sizeof(void*))));
-    valueRows = reinterpret_cast<const uint16_t**>(take(s * int64_t(sizeof(void*))));
-    zeroRow = reinterpret_cast<uint16_t*>(take(2 * int64_t(std::max(d, v))));
-    keys = reinterpret_cast<int8_t*>(take(s * d));
-    keyScales = reinterpret_cast<float*>(take(4 * s));
-    keySums = reinterpret_cast<int32_t*>(take(4 * s));
-    values = reinterpret_cast<int8_t*>(take(s * v));
-    valueScales = reinterpret_cast<float*>(take(4 * s));
-    qt = take(int64_t(d) * kQueryLanes);
-    queryScales = reinterpret_cast<float*>(take(4 * kQueryLanes));
-    scores = reinterpret_cast<float*>(take(4 * s * kQueryLanes));
-    weights = take(s * kQueryLanes);
-    blockScales = reinterpret_cast<float*>(take(4 * (s / kWeightBlock) * kQueryLanes));
-    sums = reinterpret_cast<float*>(take(4 * kQueryLanes));
-    out = reinterpret_cast<float*>(take(4 * int64_t(v) * kQueryLanes));
-    bytes = at;
+    Carver c{base};
+    qt = c.take<uint8_t>(int64_t(d) * kQueryLanes);
+    queryScales = c.take<float>(kQueryLanes);
+    scores = c.take<float>(s * kQueryLanes);
+    weights = c.take<uint8_t>(s * kQueryLanes);
+    blockScales = c.take<float>(s / kWeightBlock * kQueryLanes);
+    sums = c.take<float>(kQueryLanes);
+    out = c.take<float>(int64_t(v) * kQueryLanes);
+    bytes = c.at;
   }
 };
 
-// Positions a call covers: [minFirst, maxLast] widened to whole blocks of 64.
-int64_t tilePositions(int64_t span) { return (span + 2 * kWeightBlock - 2) / kWeightBlock * kWeightBlock; }
+// Positions a tile covers at most: a span widened to whole blocks of 64 on both sides.
+int64_t tilePositions(int64_t span) {
+  return (span + 2 * kWeightBlock - 2) / kWeightBlock * kWeightBlock;
+}
 
 }  // namespace
 
@@ -195,7 +203,7 @@ float expNonPositive(float x) {
 
 const QuantizedAttentionKernels& scalarQuantizedAttentionKernels() {
   static const QuantizedAttentionKernels kernels{quantizeKeysScalar, quantizeValuesScalar,
-                                                 scoreKeysScalar, weighKeysScalar,
+                                                 quantizeQueriesScalar, scoreKeysScalar, weighKeysScalar,
                                                  accumulateValuesScalar};
   return kernels;
 }
@@ -213,71 +221,99 @@ std::vector<const QuantizedAttentionKernels*> supportedQuantizedAttentionKernels
   return tables;
 }
 
-int64_t quantizedAttentionScratchBytes(int queries, int64_t span, int32_t headDim,
-                                       int32_t valueDim) {
-  (void)queries;  // the query groups take turns in the same buffers
+int64_t quantizedKvBytes(int32_t count, int32_t headDim, int32_t valueDim) {
+  Carver c{nullptr};
+  c.take<int8_t>(int64_t(count) * headDim);
+  c.take<float>(count);
+  c.take<int32_t>(count);
+  c.take<int8_t>(int64_t(count) * valueDim);
+  c.take<float>(count);
+  return c.at;
+}
+
+QuantizedKv carveQuantizedKv(uint8_t* buffer, int32_t first, int32_t count, int32_t headDim,
+                             int32_t valueDim) {
+  Carver c{buffer};
+  QuantizedKv rows;
+  rows.keys = c.take<int8_t>(int64_t(count) * headDim);
+  rows.keyScales = c.take<float>(count);
+  rows.keySums = c.take<int32_t>(count);
+  rows.values = c.take<int8_t>(int64_t(count) * valueDim);
+  rows.valueScales = c.take<float>(count);
+  rows.first = first;
+  rows.count = count;
+  return rows;
+}
+
+void fillQuantizedKv(const QuantizedAttentionKernels& kernels, const KvLayerView& kv,
+                     std::span<const int32_t> blockTable, int32_t kvHead, int32_t lastValid,
+                     const QuantizedKv& rows, int32_t from, int32_t to) {
+  constexpr int32_t kChunk = 64;
+  const uint16_t* keyRows[kChunk];
+  const uint16_t* valueRows[kChunk];
+  uint16_t zeros[512] = {};  // a zero row for positions past the sequence (dims up to 512)
+  std::vector<uint16_t> wideZeros;
+  const uint16_t* zero = zeros;
+  if (std::max(kv.headDim, kv.valueDim) > 512) {
+    wideZeros.assign(size_t(std::max(kv.headDim, kv.valueDim)), 0);
+    zero = wideZeros.data();
+  }
+  for (int32_t p0 = from; p0 < to; p0 += kChunk) {
+    const int32_t n = std::min(kChunk, to - p0);
+    for (int32_t i = 0; i < n; ++i) {
+      const int32_t p = p0 + i;
+      if (p > lastValid) {
+        keyRows[i] = valueRows[i] = zero;
+        continue;
+      }
+      const int32_t block = blockTable[size_t(p / kv.blockSize)];
+      keyRows[i] = kv.keyAt(block, kvHead, p % kv.blockSize);
+      valueRows[i] = kv.valueAt(block, kvHead, p % kv.blockSize);
+    }
+    const int64_t at = p0 - rows.first;
+    kernels.quantizeKeys(keyRows, n, kv.headDim, rows.keys + at * kv.headDim,
+                         rows.keyScales + at, rows.keySums + at);
+    kernels.quantizeValues(valueRows, n, kv.valueDim, rows.values + at * kv.valueDim,
+                           rows.valueScales + at);
+  }
+}
+
+int64_t quantizedAttentionScratchBytes(int64_t span, int32_t headDim, int32_t valueDim) {
   return TileScratch(nullptr, tilePositions(span), headDim, valueDim).bytes;
 }
 
 void attendHeadsQuantized(const QuantizedAttentionKernels& kernels,
-                          std::span<const AttentionQuery> queries, const KvLayerView& kv,
-                          std::span<const int32_t> blockTable, int32_t kvHead, float scale,
-                          uint8_t* scratch) {
+                          std::span<const AttentionQuery> queries, const QuantizedKv& rows,
+                          int32_t headDim, int32_t valueDim, float scale, uint8_t* scratch) {
   if (queries.empty()) return;
   int32_t minFirst = queries[0].first, maxLast = queries[0].last;
   for (const AttentionQuery& query : queries) {
     minFirst = std::min(minFirst, query.first);
     maxLast = std::max(maxLast, query.last);
   }
-  const int32_t d = kv.headDim, v = kv.valueDim;
+  const int32_t d = headDim, v = valueDim;
   const int32_t base = minFirst - minFirst % kWeightBlock;
   const int64_t s = (int64_t(maxLast) + 1 - base + kWeightBlock - 1) / kWeightBlock * kWeightBlock;
   TileScratch t(scratch, s, d, v);
-
-  // The tile's keys and values once for all its queries; positions no query sees read zeros.
-  std::fill(t.zeroRow, t.zeroRow + std::max(d, v), uint16_t(0));
-  for (int64_t i = 0; i < s; ++i) {
-    const int64_t p = base + i;
-    if (p < minFirst || p > maxLast) {
-      t.keyRows[i] = t.valueRows[i] = t.zeroRow;
-      continue;
-    }
-    const int32_t block = blockTable[size_t(p / kv.blockSize)];
-    t.keyRows[i] = kv.keyAt(block, kvHead, int32_t(p % kv.blockSize));
-    t.valueRows[i] = kv.valueAt(block, kvHead, int32_t(p % kv.blockSize));
-  }
-  kernels.quantizeKeys(t.keyRows, s, d, t.keys, t.keyScales, t.keySums);
-  kernels.quantizeValues(t.valueRows, s, v, t.values, t.valueScales);
-
+  const int64_t at = base - rows.first;  // the tile's first row in `rows`
+  const int8_t* keys = rows.keys + at * d;
+  const float* keyScales = rows.keyScales + at;
+  const int32_t* keySums = rows.keySums + at;
+  const int8_t* values = rows.values + at * v;
+  const float* valueScales = rows.valueScales + at;
   for (size_t g0 = 0; g0 < queries.size(); g0 += kQueryLanes) {
     const int lanes = int(std::min<size_t>(kQueryLanes, queries.size() - g0));
     int32_t first[kQueryLanes], last[kQueryLanes];
+    const float* qs[kQueryLanes];
     for (int lane = 0; lane < kQueryLanes; ++lane) {
-      if (lane >= lanes) {  // an empty lane: q = 0, sees nothing
-        first[lane] = 1;
-        last[lane] = 0;
-        t.queryScales[lane] = 0.0f;
-        for (int32_t e = 0; e < d; ++e) t.qt[(e / 4) * 64 + lane * 4 + e % 4] = 128;
-        continue;
-      }
-      const AttentionQuery& query = queries[g0 + size_t(lane)];
-      first[lane] = query.first - base;
-      last[lane] = query.last - base;
-      float m = 0.0f;
-      for (int32_t e = 0; e < d; ++e) m = std::max(m, std::fabs(query.q[e]));
-      const float inverse = m > 0.0f ? 127.0f / m : 0.0f;
-      for (int32_t e = 0; e < d; ++e) {
-        const float y = query.q[e] * inverse;
-        const int32_t q8 = std::fabs(y) < 2147483648.0f
-                               ? std::clamp(int32_t(std::nearbyint(y)), -127, 127)
-                               : 0;
-        t.qt[(e / 4) * 64 + lane * 4 + e % 4] = uint8_t(q8 + 128);
-      }
-      t.queryScales[lane] = m / 127.0f * scale;
+      first[lane] = lane < lanes ? queries[g0 + size_t(lane)].first - base : 1;  // empty: 1 > 0
+      last[lane] = lane < lanes ? queries[g0 + size_t(lane)].last - base : 0;
+      qs[lane] = lane < lanes ? queries[g0 + size_t(lane)].q : nullptr;
     }
-    kernels.scoreKeys(t.qt, t.queryScales, t.keys, t.keyScales, t.keySums, s, d, t.scores);
-    kernels.weighKeys(t.scores, first, last, t.valueScales, s, t.weights, t.blockScales, t.sums);
-    kernels.accumulateValues(t.weights, t.blockScales, t.values, s, v, t.out);
+    kernels.quantizeQueries(qs, lanes, d, scale, t.qt, t.queryScales);
+    kernels.scoreKeys(t.qt, t.queryScales, keys, keyScales, keySums, s, d, t.scores);
+    kernels.weighKeys(t.scores, first, last, valueScales, s, t.weights, t.blockScales, t.sums);
+    kernels.accumulateValues(t.weights, t.blockScales, values, s, v, t.out);
     for (int lane = 0; lane < lanes; ++lane) {
       float* out = queries[g0 + size_t(lane)].out;
       for (int32_t e = 0; e < v; ++e) out[e] = t.out[e * kQueryLanes + lane] / t.sums[lane];

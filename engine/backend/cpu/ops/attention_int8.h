@@ -36,6 +36,11 @@ struct QuantizedAttentionKernels {
   // side for each column. count % 4 == 0; no sums.
   void (*quantizeValues)(const uint16_t* const* rows, int64_t count, int64_t n, int8_t* out,
                          float* scales);
+  // Queries qs[lane] (n floats each, lane < lanes; the other lanes are q = 0) to qt (n / 4, 16, 4)
+  // uint8 = saturate(round(q * (127 / max|q|)), +-127) + 128 and queryScales[lane] =
+  // max|q| / 127 * scale (0 for the empty lanes). n % 16 == 0.
+  void (*quantizeQueries)(const float* const* qs, int lanes, int64_t n, float scale, uint8_t* qt,
+                          float* queryScales);
   // scores (count, 16) = float(sum_g qt[g][lane] . keys[i][g] - 128 * sums[i]) * keyScales[i]
   // * queryScales[lane]; qt (n / 4, 16, 4) uint8 = int8 query + 128, n % 4 == 0.
   void (*scoreKeys)(const uint8_t* qt, const float* queryScales, const int8_t* keys,
@@ -43,9 +48,9 @@ struct QuantizedAttentionKernels {
                     float* scores);
   // For each lane, positions [first[lane], last[lane]] of scores (count, 16) are its own (empty
   // when first > last): p = exp(score - max) there (0 elsewhere), sums[lane] = sum of p in
-  // position order, and per block b of 64 positions weights (count / 4, 16, 4) uint8 =
-  // round(p * valueScales / blockScales[b][lane]) with blockScales = max of p * valueScales
-  // in the block / 255 (0 for a block without weight). scores is overwritten.
+  // position order, and per block b of 64 positions with m = the largest p * valueScales in it:
+  // blockScales[b][lane] = m / 255 and weights (count / 4, 16, 4) uint8 =
+  // round(p * valueScales * (255 / m)) (0 for a block without weight). scores is overwritten.
   void (*weighKeys)(float* scores, const int32_t* first, const int32_t* last,
                     const float* valueScales, int64_t count, uint8_t* weights, float* blockScales,
                     float* sums);
@@ -67,22 +72,47 @@ std::vector<const QuantizedAttentionKernels*> supportedQuantizedAttentionKernels
 // in a fixed order; inputs below -87 are taken as -87); relative error about 2 ulp.
 float expNonPositive(float x);
 
-// Whether the quantized path takes this shape (head dim and value dim multiples of 16).
+// Whether the quantized path takes this shape (head dim and value dim multiples of 16, head dim
+// at most 512).
 inline bool quantizedAttentionFits(int32_t headDim, int32_t valueDim) {
-  return headDim % 16 == 0 && valueDim % 16 == 0 && headDim > 0 && valueDim > 0;
+  return headDim % 16 == 0 && valueDim % 16 == 0 && headDim > 0 && valueDim > 0 && headDim <= 512;
 }
 
-// Bytes of scratch attendHeadsQuantized needs for up to `queries` queries whose positions span
-// `span` positions (max last - min first + 1).
-int64_t quantizedAttentionScratchBytes(int queries, int64_t span, int32_t headDim,
-                                       int32_t valueDim);
+// One sequence's keys and values of one kv head and layer in int8, positions [first, first +
+// count) (both multiples of kWeightBlock): quantized once per step and layer, read by every tile
+// of the sequence. Positions past the sequence's end hold zeros.
+struct QuantizedKv {
+  int8_t* keys = nullptr;         // (count, headDim)
+  float* keyScales = nullptr;     // (count)
+  int32_t* keySums = nullptr;     // (count)
+  int8_t* values = nullptr;       // (count / 4, valueDim, 4)
+  float* valueScales = nullptr;   // (count)
+  int32_t first = 0;
+  int32_t count = 0;
+};
+
+// Bytes of a QuantizedKv of `count` positions, and one carved from `buffer` (that many bytes).
+int64_t quantizedKvBytes(int32_t count, int32_t headDim, int32_t valueDim);
+QuantizedKv carveQuantizedKv(uint8_t* buffer, int32_t first, int32_t count, int32_t headDim,
+                             int32_t valueDim);
+
+// Quantizes positions [from, to) of `rows` (multiples of 4 inside [first, first + count)) from the
+// fp16 cache; positions past `lastValid` become zeros.
+void fillQuantizedKv(const QuantizedAttentionKernels& kernels, const KvLayerView& kv,
+                     std::span<const int32_t> blockTable, int32_t kvHead, int32_t lastValid,
+                     const QuantizedKv& rows, int32_t from, int32_t to);
+
+// Bytes of scratch attendHeadsQuantized needs for a tile whose queries span `span` positions
+// (max last - min first + 1).
+int64_t quantizedAttentionScratchBytes(int64_t span, int32_t headDim, int32_t valueDim);
 
 // attendHeads' work for a several-token step without softcap or sinks, on `kernels`: each
 // query's out (valueDim) = softmax(scale * q . K[p]) @ V[p] over its [first, last] in the
-// arithmetic above. q need not be rounded to fp16. scratch: quantizedAttentionScratchBytes.
+// arithmetic above, reading K and V from `rows` (which must cover every query's positions, from
+// the block of 64 holding the smallest first on). q need not be rounded to fp16.
+// scratch: quantizedAttentionScratchBytes.
 void attendHeadsQuantized(const QuantizedAttentionKernels& kernels,
-                          std::span<const AttentionQuery> queries, const KvLayerView& kv,
-                          std::span<const int32_t> blockTable, int32_t kvHead, float scale,
-                          uint8_t* scratch);
+                          std::span<const AttentionQuery> queries, const QuantizedKv& rows,
+                          int32_t headDim, int32_t valueDim, float scale, uint8_t* scratch);
 
 }  // namespace ember::cpu::ops

@@ -79,6 +79,36 @@ void quantizeValuesAvx512(const uint16_t* const* rows, int64_t count, int64_t n,
   }
 }
 
+void quantizeQueriesAvx512(const float* const* qs, int lanes, int64_t n, float scale, uint8_t* qt,
+                           float* queryScales) {
+  alignas(64) uint8_t rows[kQueryLanes * 512];  // (16, n) the lanes' bytes, n <= 512
+  for (int lane = 0; lane < kQueryLanes; ++lane) {
+    uint8_t* row = rows + lane * n;
+    if (lane >= lanes) {
+      std::memset(row, 128, size_t(n));
+      queryScales[lane] = 0.0f;
+      continue;
+    }
+    __m512 mv = _mm512_setzero_ps();
+    for (int64_t e = 0; e < n; e += 16) mv = _mm512_max_ps(mv, _mm512_abs_ps(_mm512_loadu_ps(qs[lane] + e)));
+    const float m = _mm512_reduce_max_ps(mv);
+    const __m512 inverse = _mm512_set1_ps(inverseOf(m));
+    for (int64_t e = 0; e < n; e += 16) {
+      const __m512i q = _mm512_max_epi32(roundToInt8Lanes(_mm512_loadu_ps(qs[lane] + e), inverse),
+                                         _mm512_set1_epi32(-127));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(row + e),
+                       _mm512_cvtepi32_epi8(_mm512_add_epi32(q, _mm512_set1_epi32(128))));
+    }
+    queryScales[lane] = m / 127.0f * scale;
+  }
+  // (16, n / 4) dwords -> (n / 4, 16)
+  const __m512i index = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                           _mm512_set1_epi32(int32_t(n / 4)));
+  for (int64_t g = 0; g < n / 4; ++g)
+    _mm512_storeu_si512(qt + g * 64, _mm512_i32gather_epi32(
+                                         _mm512_add_epi32(index, _mm512_set1_epi32(int32_t(g))), rows, 4));
+}
+
 int32_t loadInt32(const void* p) {
   int32_t x;
   std::memcpy(&x, p, sizeof x);
@@ -152,14 +182,14 @@ void weighKeysAvx512(float* scores, const int32_t* first, const int32_t* last,
       _mm512_storeu_ps(s + k * kQueryLanes, weighted);
       m = _mm512_max_ps(m, weighted);
     }
-    const __m512 c = _mm512_div_ps(m, _mm512_set1_ps(255.0f));
-    _mm512_storeu_ps(blockScales + b * kQueryLanes, c);
-    const __mmask16 weighed = _mm512_cmp_ps_mask(c, _mm512_setzero_ps(), _CMP_GT_OQ);
+    _mm512_storeu_ps(blockScales + b * kQueryLanes, _mm512_div_ps(m, _mm512_set1_ps(255.0f)));
+    const __mmask16 weighed = _mm512_cmp_ps_mask(m, _mm512_setzero_ps(), _CMP_GT_OQ);
+    const __m512 inverse = _mm512_maskz_div_ps(weighed, _mm512_set1_ps(255.0f), m);
     const __m512i zero = _mm512_setzero_si512(), top = _mm512_set1_epi32(255);
     for (int64_t k = 0; k < kWeightBlock; k += kKeyGroup) {
       __m512i u[kKeyGroup];
       for (int r = 0; r < kKeyGroup; ++r) {
-        const __m512 y = _mm512_maskz_div_ps(weighed, _mm512_loadu_ps(s + (k + r) * kQueryLanes), c);
+        const __m512 y = _mm512_mul_ps(_mm512_loadu_ps(s + (k + r) * kQueryLanes), inverse);
         const __m512i q = _mm512_min_epi32(_mm512_max_epi32(_mm512_cvtps_epi32(y), zero), top);
         u[r] = _mm512_maskz_mov_epi32(weighed, q);
       }
@@ -197,7 +227,7 @@ void accumulateValuesAvx512(const uint8_t* weights, const float* blockScales,
 
 const QuantizedAttentionKernels& avx512QuantizedAttentionKernels() {
   static const QuantizedAttentionKernels kernels{quantizeKeysAvx512, quantizeValuesAvx512,
-                                                 scoreKeysAvx512, weighKeysAvx512,
+                                                 quantizeQueriesAvx512, scoreKeysAvx512, weighKeysAvx512,
                                                  accumulateValuesAvx512};
   return kernels;
 }
