@@ -276,7 +276,15 @@ void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
   const std::vector<float>& sinks =  // (n_head) or empty
       step.sinks ? b_.weights_.layers[size_t(layer)].attnSinks : kNoSinks;
   const int32_t groupSize = c_.headCount / c_.kvHeadCount;
-  const AttentionTiling tiling = attentionTiling(c_);
+  // Approx kernels: several-token steps in int8 (ops/attention_int8.h) where the CPU has it, in
+  // tiles of 16 tokens where they fit (3 heads x 16 = 48 queries: whole groups of 16 lanes).
+  const ops::QuantizedAttentionKernels* quantized =
+      b_.quantizedAttention() && step.softcap <= 0.0f && sinks.empty()
+          ? ops::quantizedAttentionKernels()
+          : nullptr;
+  if (quantized) quantizeKv(layer, step, *quantized);
+  AttentionTiling tiling = attentionTiling(c_);
+  if (quantized && tiling.heads * 16 <= ops::kMaxTileQueries) tiling.tokens = 16;
   const int32_t headSlices = (groupSize + tiling.heads - 1) / tiling.heads;
   int64_t tiles = 0;
   for (int64_t t = 0; t < tokens_;) {
@@ -288,12 +296,6 @@ void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
   }
   ws_.attentionTiles[size_t(tiles)] = int32_t(tokens_);
   const int64_t items = tiles * c_.kvHeadCount * headSlices;
-  // Fast kernels: several-token steps in int8 (ops/attention_int8.h) where the CPU has it.
-  const ops::QuantizedAttentionKernels* quantized =
-      b_.quantizedAttention() && step.softcap <= 0.0f && sinks.empty()
-          ? ops::quantizedAttentionKernels()
-          : nullptr;
-  if (quantized) quantizeKv(layer, step, *quantized);
   b_.pool_.parallelFor(items, 1, [&](int64_t begin, int64_t end, int thread) {
     float* scratch = ws_.attentionScratch.data() + int64_t(thread) * ws_.scratchStride;
     ops::AttentionQuery queries[ops::kMaxTileQueries];

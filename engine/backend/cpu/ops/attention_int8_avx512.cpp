@@ -153,9 +153,8 @@ __m512 expLanes(__m512 x) {
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
   __m512 y = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
   y = _mm512_add_ps(y, _mm512_set1_ps(1.0f));
-  const __m512i e = _mm512_slli_epi32(
-      _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-  return _mm512_mul_ps(y, _mm512_castsi512_ps(e));
+  // y * 2^n in one rounding, as the scalar kernel's multiplication by 2^n (normal: n >= -126)
+  return _mm512_scalef_ps(y, n);
 }
 
 void weighKeysAvx512(float* scores, const int32_t* first, const int32_t* last,
