@@ -44,7 +44,7 @@ class CpuBackend final : public Backend {
   KernelMode kernels() const { return kernels_; }
   // Whether several-token steps take the int8 attention (ops/attention_int8.h): the approx
   // kernels on a CPU with AVX-512 VNNI, for head sizes it takes. (Not "fast": SmolLM2-135M's
-  // greedy continuations leave llama.cpp's on 4 of 6 golden prompts even with float attention
+  // greedy continuations leave llama.cpp's on 2 of 6 golden prompts even with float attention
   // that only skips llama.cpp's fp16 rounding of the softmax weights.)
   bool quantizedAttention() const;
 
