@@ -64,7 +64,9 @@ Pane {
             Label {
                 objectName: "queuedMessage"
                 Layout.fillWidth: true
-                text: qsTr("Queued, sent when the answer ends: %1").arg(AppController.queuedMessage)
+                text: (AppController.storeOpening || AppController.storeError.length > 0
+                       ? qsTr("Queued, sent once your chats are open: %1")
+                       : qsTr("Queued, sent when the answer ends: %1")).arg(AppController.queuedMessage)
                 elide: Text.ElideRight
                 color: Theme.muted
             }
@@ -106,8 +108,10 @@ Pane {
 
             Button {
                 visible: !AppController.generating
-                text: AppController.modelLoading ? qsTr("Queue") : qsTr("Send")
-                enabled: (composer.blockReason.length === 0 || AppController.modelLoading)
+                readonly property bool queues: AppController.modelLoading
+                                               || AppController.storeOpening
+                text: queues ? qsTr("Queue") : qsTr("Send")
+                enabled: (composer.blockReason.length === 0 || queues)
                          && input.text.trim().length > 0
                 onClicked: composer.sendNow()
                 Accessible.name: qsTr("Send the message")

@@ -16,6 +16,7 @@
 #include <QtQml/qqmlextensionplugin.h>
 #include <QtTest>
 
+#include "common/store_open_wait.h"
 #include "common/test_paths.h"
 #include "controller/app_controller.h"
 
@@ -69,6 +70,7 @@ class UiKeyboardTest : public QObject {
     AppController::Options options;
     options.databasePath = dir_.filePath("ember.sqlite");
     controller_ = std::make_unique<AppController>(options);
+    QVERIFY(ember::test::waitForStoreOpen(*controller_));
     AppController::setInstance(controller_.get());
     engine_ = std::make_unique<QQmlApplicationEngine>();
     engine_->load(QUrl(QStringLiteral("qrc:/qt/qml/Ember/Main.qml")));

@@ -7,6 +7,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "common/store_open_wait.h"
 #include "controller/app_controller.h"
 
 using namespace ember::app;
@@ -21,7 +22,9 @@ class UndoDeleteTest : public QObject {
     AppController::Options o;
     o.databasePath = dir_.filePath("ember.sqlite");
     o.undoDeleteMs = kUndoMs;
-    return std::make_unique<AppController>(o);
+    auto c = std::make_unique<AppController>(o);
+    (void)ember::test::waitForStoreOpen(*c);
+    return c;
   }
   static qint64 chatWithMessages(AppController& c, const QString& title) {
     auto& store = c.store();
