@@ -174,6 +174,10 @@ int main(int argc, char* argv[]) {
       }
     });
     ember::app::UiTestHook::installIfRequested(&controller, &engine);
+    // A model asked for loads at once, beside the chats' opening; otherwise the one used last
+    // (a remote one, or a file) once the chats, which keep that choice, are open.
+    const bool modelAsked = parser.isSet(modelOption);
+    if (modelAsked) controller.loadModel(startupModel(parser.value(modelOption), controller));
     controller.whenStoreOpen([&] {
       const QString saved = ember::app::chooseLanguage(controller.language(),
                                                        QLocale::system().name());
@@ -181,9 +185,8 @@ int main(int argc, char* argv[]) {
         language = ember::app::installTranslation(app, controller.language());
         engine.retranslate();
       }
-      // The remote model chosen last time, unless a file is asked for or the choice was local.
-      if (parser.isSet(modelOption) || !controller.restoreRemoteModel())
-        controller.loadModel(startupModel(parser.value(modelOption), controller));
+      if (!modelAsked && !controller.restoreRemoteModel())
+        controller.loadModel(startupModel({}, controller));
     });
     rc = app.exec();
   }
