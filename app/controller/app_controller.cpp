@@ -327,6 +327,11 @@ void AppController::copyText(const QString& text) const {
   if (QClipboard* clipboard = QGuiApplication::clipboard()) clipboard->setText(text);
 }
 
+QString AppController::clipboardText() const {
+  const QClipboard* clipboard = QGuiApplication::clipboard();
+  return clipboard ? clipboard->text() : QString();
+}
+
 void AppController::onPiece(const QString& key, const QString& text, double ms) {
   const auto it = active_.find(key);
   if (it == active_.end()) return;

@@ -174,6 +174,9 @@ class AppController : public QObject {
   Q_INVOKABLE void switchBranch(qint64 messageId, int delta);
   Q_INVOKABLE QVariantMap statsDetails(qint64 messageId) const;
   Q_INVOKABLE void copyText(const QString& text) const;
+  // The clipboard's text (Qt Quick has no clipboard type): the composer asks how long a paste is
+  // before its text field takes it.
+  Q_INVOKABLE QString clipboardText() const;
   Q_INVOKABLE int messageRow(qint64 messageId) const { return messages_.rowOf(messageId); }
   Q_INVOKABLE bool isGenerating(qint64 conversationId) const {
     return !activeKeyFor(conversationId).isEmpty();
