@@ -2,7 +2,9 @@
 # The threaded tests under ThreadSanitizer in their own build folder (build-tsan): the CPU
 # thread pool, the engine (batching, prefix cache, several requests per step), the engine host
 # (its scheduler thread and many clients), the app's inference worker thread, the chat store's
-# thread, concurrent chats, the app's local OpenAI server and the router (HTTP server threads).
+# thread, concurrent chats, the app's local OpenAI server (and its model switch while serving),
+# the router (HTTP server threads) and the SentencePiece load (libsentencepiece on a second thread
+# while the engine indexes the vocabulary).
 # The CPU kernels' inner loops are built uninstrumented (CMakeLists.txt says why). A data race
 # or lock-order inversion fails the test; a listed test this build does not define (no Qt: no
 # app tests) is named in the log, not silently left out.
@@ -14,7 +16,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 EMBER_BUILD_DIR="${EMBER_TSAN_BUILD_DIR:-$EMBER_ROOT/build-tsan}"
 # Test executables whose code runs on more than one thread (names as in tests/).
 EMBER_TSAN_TESTS=(test_thread_pool test_engine_batching test_engine_host test_inference_worker
-                  test_store_threaded test_concurrent_chats test_local_api_server test_router)
+                  test_store_threaded test_concurrent_chats test_local_api_server
+                  test_server_model_switch test_router test_spm_gemma3)
 
 ember_install_packages
 "$EMBER_ROOT/scripts/fetch-models.sh"

@@ -85,10 +85,11 @@ class UiAsAPerson : public QObject {
     QString text;
     QRect box;
   };
-  // The words tesseract reads on a picture, with where they are (its TSV output).
-  QList<Word> words(const QString& png) {
+  // The words tesseract reads on a picture, with where they are (its TSV output). psm 11 looks
+  // for sparse text; psm 3 lays the picture out as a page first.
+  QList<Word> words(const QString& png, const char* psm = "11") {
     QByteArray tsv;
-    x("tesseract", {png, "-", "--psm", "11", "tsv"}, &tsv, 60000);
+    x("tesseract", {png, "-", "--psm", psm, "tsv"}, &tsv, 60000);
     QList<Word> out;
     for (const QByteArray& line : tsv.split('\n')) {
       const QList<QByteArray> f = line.split('\t');
@@ -114,10 +115,14 @@ class UiAsAPerson : public QObject {
       const QString shot = screenshot(QStringLiteral("look.png"));
       if (!shot.isEmpty() &&
           x("convert", {shot, "-crop", geometry, "+repage", "-resize", "200%", part}) == 0) {
+        // Each layout mode misses a highlighted row now and then (psm 11 missed the sidebar's
+        // selected chat in every picture of one run that psm 3 read), so both are tried.
         lastRead_.clear();
-        for (const Word& w : words(part)) {
-          lastRead_ << w.text;
-          if (w.text.startsWith(text)) return region.topLeft() + w.box.center() / 2;
+        for (const char* psm : {"11", "3"}) {
+          for (const Word& w : words(part, psm)) {
+            lastRead_ << w.text;
+            if (w.text.startsWith(text)) return region.topLeft() + w.box.center() / 2;
+          }
         }
       }
       QTest::qWait(300);
@@ -244,11 +249,17 @@ class UiAsAPerson : public QObject {
       if (!p.isEmpty()) pictures << p;
     }
     QVERIFY2(!pictures.isEmpty(), "the prompt was read before any picture could be taken");
+    // The newest bubble sits right above the composer, under the long prompt's bubble. Only that
+    // band of the chat pane is read, scaled up twice: beside the prompt's large text, tesseract
+    // misreads the bubble's small grey status line (always so with Qt Quick's software renderer).
+    const QString band = QDir(outputDir_).filePath(QStringLiteral("reading-band.png"));
     QString seen;
     QString readingPicture;
     for (const QString& p : pictures) {
       QByteArray text;
-      x("tesseract", {p, "-", "--psm", "3"}, &text, 60000);
+      if (x("convert", {p, "-crop", "920x300+260+350", "+repage", "-resize", "200%", band}) != 0)
+        continue;
+      x("tesseract", {band, "-", "--psm", "3"}, &text, 60000);
       seen = QString::fromUtf8(text);
       if (seen.contains(QStringLiteral("Reading prompt"))) {
         readingPicture = QDir(outputDir_).filePath("2-reading-prompt.png");
@@ -261,8 +272,11 @@ class UiAsAPerson : public QObject {
              qPrintable(QStringLiteral("no picture of %1 shows \"Reading prompt\"; last OCR: %2")
                             .arg(pictures.size()).arg(seen)));
     for (const QString& p : pictures) QFile::remove(p);
+    QFile::remove(band);
+    // Plain builds read the 2,505-token prompt in seconds; under ASan on a busy 2-core machine it
+    // took over 200 s (12 tokens/s), hence the generous limit.
     QVERIFY(QTest::qWaitFor(
-        [&] { return secondAnswer().value(0) == QLatin1String("complete"); }, 300000));
+        [&] { return secondAnswer().value(0) == QLatin1String("complete"); }, 900000));
     QTest::qWait(300);
     QVERIFY(!screenshot("3-long-prompt-answered.png").isEmpty());
 

@@ -8,15 +8,53 @@
 // exactly lane j of all 16 rows, so the 8 lanes become 8 accumulators per token of 16 rows
 // each: more float work than the fused kernels (hence tiles of 2 tokens), bit-exact results.
 // Included by x86_repacked_kernels.h after groupTile's helpers.
+#include <vector>
 
 namespace ember::cpu {
 namespace {
 
+// Where a tile gets its unpacked weights: from the repacked blocks, from the blocks while also
+// keeping the unpacked bytes (512 per block, the w[8] vectors) for the next tiles of the same
+// group, or from those kept bytes. The integers are the same either way, so are the bits.
+enum class LaneWeights { Unpack, UnpackAndKeep, Kept };
+
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 
-template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, bool kOffset16, int T>
+// The kept weights of one group while its tokens go through in tiles: up to 64 blocks (2048
+// columns) at 512 bytes, L1-sized; wider matrices unpack in every tile.
+constexpr int64_t kKeptLaneBlocks = 64;
+constexpr bool kLanesKeepWeights = true;
+
+// (kKeptLaneBlocks, 8 vectors) per thread, allocated by the thread's first batched call.
+struct alignas(64) KeptLaneBlock {
+  uint8_t bytes[512];
+};
+inline uint8_t* keptLaneWeights() {
+  thread_local std::vector<KeptLaneBlock> kept(static_cast<size_t>(kKeptLaneBlocks));
+  return kept.data()->bytes;
+}
+
+// Int8's lane sums are sum (w + 128) x - 128 sum x over each quad of x: with the weights kept,
+// the second part, which depends on x alone, is computed once per call and starts the vpdpbusd
+// (the same integers). (tokens, blocks * 8) per thread, grown on first need.
+inline const int32_t* int8QuadOffsets(const RepackedTask& task) {
+  thread_local std::vector<int32_t> offsets;
+  const int64_t quads = task.m->blocks * 8;
+  offsets.resize(std::max(offsets.size(), size_t(task.tokens * quads)));
+  for (int64_t t = 0; t < task.tokens; ++t) {
+    const auto* xq = reinterpret_cast<const int8_t*>(task.x + size_t(t) * task.xStride);
+    int32_t* out = offsets.data() + t * quads;
+    for (int64_t q = 0; q < quads; ++q)
+      out[q] = -128 * (int32_t(xq[4 * q]) + xq[4 * q + 1] + xq[4 * q + 2] + xq[4 * q + 3]);
+  }
+  return offsets.data();
+}
+
+template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, bool kOffset16, int T,
+          LaneWeights kWeights = LaneWeights::Unpack>
 void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStride, float* y,
-              int64_t yStride) {
+              int64_t yStride, uint8_t* kept = nullptr, const int32_t* offsets = nullptr,
+              int64_t offsetStride = 0) {
   Q8x32Row xr[T];
   for (int t = 0; t < T; ++t) xr[t] = q8x32Row(x + size_t(t) * xStride, m.cols);
   __m512 acc[T][8], accMin[T];
@@ -32,9 +70,12 @@ void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStri
   const __m512i bit4 = _mm512_set1_epi8(16);  // Nibble5's fifth bit, and Q5_0's offset
   for (int64_t b = 0; b < m.blocks; ++b) {
     const uint8_t* blk = m.block(g, b);
-    prefetchBlock(blk + kPrefetchBlocks * m.blockBytes, m.blockBytes);
     __m512i w[8];
-    if constexpr (kLayout != RepackedLayout::Int8) {
+    if constexpr (kWeights == LaneWeights::Kept) {
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) w[k] = _mm512_load_si512(kept + 512 * b + 64 * k);
+    } else if constexpr (kLayout != RepackedLayout::Int8) {
+      prefetchBlock(blk + kPrefetchBlocks * m.blockBytes, m.blockBytes);
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
         const __m512i packed = _mm512_loadu_si512(blk + 64 * k);
@@ -53,8 +94,13 @@ void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStri
         }
       }
     } else {
+      prefetchBlock(blk + kPrefetchBlocks * m.blockBytes, m.blockBytes);
 #pragma GCC unroll 8
       for (int k = 0; k < 8; ++k) w[k] = _mm512_xor_si512(_mm512_loadu_si512(blk + 64 * k), flip);
+    }
+    if constexpr (kWeights == LaneWeights::UnpackAndKeep) {
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) _mm512_store_si512(kept + 512 * b + 64 * k, w[k]);
     }
     const __m512 dw = _mm512_cvtph_ps(quant::load256(blk + m.quantBytes));
     __m512 mw;
@@ -66,8 +112,12 @@ void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStri
 #pragma GCC unroll 8
       for (int i = 0; i < 8; ++i) {
         const __m512i xb = _mm512_set1_epi32(loadQuad(xq + 4 * i));
-        __m512i p = _mm512_dpbusd_epi32(zero, w[i], xb);
-        if constexpr (kLayout == RepackedLayout::Int8)
+        __m512i p;
+        if constexpr (kLayout == RepackedLayout::Int8 && kWeights != LaneWeights::Unpack)
+          p = _mm512_dpbusd_epi32(_mm512_set1_epi32(offsets[t * offsetStride + 8 * b + i]), w[i], xb);
+        else
+          p = _mm512_dpbusd_epi32(zero, w[i], xb);
+        if constexpr (kLayout == RepackedLayout::Int8 && kWeights == LaneWeights::Unpack)
           p = _mm512_sub_epi32(p, _mm512_dpbusd_epi32(zero, flip, xb));  // the +128 of w
         if constexpr (kOffset16)
           p = _mm512_sub_epi32(p, _mm512_dpbusd_epi32(zero, bit4, xb));  // q - 16
@@ -95,9 +145,16 @@ constexpr int kLaneTokenTile = 2;
 
 #else  // AVX2: the same per half group, integer lane sums from vpmaddubsw + vpmaddwd
 
-template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, bool kOffset16, int T>
+constexpr int64_t kKeptLaneBlocks = 0;
+constexpr bool kLanesKeepWeights = false;  // 16 registers: the unpack is not what limits it
+inline uint8_t* keptLaneWeights() { return nullptr; }
+inline const int32_t* int8QuadOffsets(const RepackedTask&) { return nullptr; }
+
+template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, bool kOffset16, int T,
+          LaneWeights kWeights = LaneWeights::Unpack>
 void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStride, float* y,
-              int64_t yStride) {
+              int64_t yStride, uint8_t* = nullptr) {
+  static_assert(kWeights == LaneWeights::Unpack);
   Q8x32Row xr[T];
   for (int t = 0; t < T; ++t) xr[t] = q8x32Row(x + size_t(t) * xStride, m.cols);
   const int64_t rows = quant::minOf(kRepackGroupRows, m.rows - g * kRepackGroupRows);
@@ -178,8 +235,30 @@ constexpr int kLaneTokenTile = 2;
 template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, bool kOffset16>
 void runLanes(const RepackedTask& task) {
   const RepackedMatrix& m = *task.m;
+  // More than one tile per group (batched decode, prompts): the first tile keeps the unpacked
+  // weights and the others read them, so a group's blocks are unpacked once per call.
+  const bool keep = kLanesKeepWeights && task.tokens > kLaneTokenTile && m.blocks <= kKeptLaneBlocks;
+  uint8_t* kept = keep ? keptLaneWeights() : nullptr;
+  const int32_t* offsets = keep && kLayout == RepackedLayout::Int8 ? int8QuadOffsets(task) : nullptr;
+  const int64_t quads = m.blocks * 8;
   for (int64_t g = task.group0; g < task.group1; ++g) {
     int64_t t = 0;
+    if constexpr (kLanesKeepWeights) {
+      if (keep) {
+        laneTile<kLayout, kLane0Offset, kHasMin, kOffset16, kLaneTokenTile,
+                 LaneWeights::UnpackAndKeep>(m, g, task.x, task.xStride, task.y, task.yStride, kept,
+                                             offsets, quads);
+        for (t = kLaneTokenTile; t + kLaneTokenTile <= task.tokens; t += kLaneTokenTile)
+          laneTile<kLayout, kLane0Offset, kHasMin, kOffset16, kLaneTokenTile, LaneWeights::Kept>(
+              m, g, task.x + size_t(t) * task.xStride, task.xStride, task.y + t * task.yStride,
+              task.yStride, kept, offsets ? offsets + t * quads : nullptr, quads);
+        if (t < task.tokens)
+          laneTile<kLayout, kLane0Offset, kHasMin, kOffset16, 1, LaneWeights::Kept>(
+              m, g, task.x + size_t(t) * task.xStride, task.xStride, task.y + t * task.yStride,
+              task.yStride, kept, offsets ? offsets + t * quads : nullptr, quads);
+        continue;
+      }
+    }
     for (; t + kLaneTokenTile <= task.tokens; t += kLaneTokenTile)
       laneTile<kLayout, kLane0Offset, kHasMin, kOffset16, kLaneTokenTile>(
           m, g, task.x + size_t(t) * task.xStride, task.xStride, task.y + t * task.yStride,

@@ -38,17 +38,56 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
     throw Error("sampling: got " + std::to_string(logits.size()) + " logits for a vocabulary of " +
                 std::to_string(vocabSize_) + " tokens");
   }
-  bool anyFinite = false;
-  for (size_t i = 0; i < logits.size(); ++i) {
-    const float logit = logits[i];
-    if (std::isnan(logit) || logit == std::numeric_limits<float>::infinity()) {
+  // Rejects NaN and +inf and finds the highest logit, then its first id: greedy's pick in
+  // ranksBefore's order (the highest logit, ties to the lowest id, -0 equal to +0) when no
+  // penalty changes the logits. `!(logit < inf)` is true exactly for NaN and +inf. Eight
+  // independent lanes and no branch in the first pass: it runs over the whole vocabulary for
+  // every sequence of every decode step.
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  constexpr size_t kLanes = 8;
+  float lanes[kLanes];
+  bool badLanes[kLanes];
+  for (size_t l = 0; l < kLanes; ++l) {
+    lanes[l] = -kInf;
+    badLanes[l] = false;
+  }
+  const size_t whole = logits.size() / kLanes * kLanes;
+  for (size_t i = 0; i < whole; i += kLanes) {
+    for (size_t l = 0; l < kLanes; ++l) {
+      const float logit = logits[i + l];
+      badLanes[l] |= !(logit < kInf);
+      lanes[l] = std::max(lanes[l], logit);
+    }
+  }
+  float bestLogit = -kInf;
+  bool bad = false;
+  for (size_t l = 0; l < kLanes; ++l) {
+    bad |= badLanes[l];
+    bestLogit = std::max(bestLogit, lanes[l]);
+  }
+  for (size_t i = whole; i < logits.size(); ++i) {
+    bad |= !(logits[i] < kInf);
+    bestLogit = std::max(bestLogit, logits[i]);
+  }
+  if (bad) {
+    for (size_t i = 0; i < logits.size(); ++i) {
+      if (logits[i] < kInf) continue;
       throw Error("sampling: the model produced a non-finite logit (" +
-                  std::string(std::isnan(logit) ? "nan" : "inf") + ") for token " +
+                  std::string(std::isnan(logits[i]) ? "nan" : "inf") + ") for token " +
                   std::to_string(i));
     }
-    anyFinite = anyFinite || std::isfinite(logit);
   }
-  if (!anyFinite) throw Error("sampling: every token has probability zero (all logits are -inf)");
+  if (bestLogit == -kInf)
+    throw Error("sampling: every token has probability zero (all logits are -inf)");
+
+  lastWasGreedy_ = params_.temperature == 0.0f;
+  if (lastWasGreedy_ && !penaltiesEnabled()) {
+    // The decode loop's common case: no candidate list.
+    candidates_.sortedElements = 0;
+    size_t best = 0;
+    while (logits[best] != bestLogit) ++best;
+    return static_cast<TokenId>(best);
+  }
 
   candidates_.reset(logits);
   if (penaltiesEnabled()) {
@@ -58,7 +97,6 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
     sampling::applyPenalties(candidates_, history.last(window), params_, recentCounts_);
   }
 
-  lastWasGreedy_ = params_.temperature == 0.0f;
   if (lastWasGreedy_) return sampling::pickGreedy(candidates_);
 
   sampling::applyTemperature(candidates_, params_.temperature);

@@ -144,6 +144,41 @@ class TestSampler : public QObject {
     }
   }
 
+  // Greedy's pick is the first candidate in ranksBefore's order (candidates.h): the highest
+  // logit, ties to the lowest id, -0 equal to +0, -inf masked. Hand-computed cases, then logits
+  // with many ties, where the plain greedy pick (one pass over the logits) must equal the
+  // candidate path (taken when a penalty is on; an empty history leaves the logits alone) and
+  // std::min_element under ranksBefore.
+  void greedyTiesGoToTheLowestId() {
+    SamplingParams plain = plainDraw();
+    plain.temperature = 0.0f;
+    SamplingParams penalised = plain;
+    penalised.repeatPenalty = 1.5f;
+    const float inf = std::numeric_limits<float>::infinity();
+    Sampler a(plain, 4), b(penalised, 4);
+    for (Sampler* s : {&a, &b}) {
+      QCOMPARE(s->sample(std::vector<float>{1, 3, -0.0f, 3}, {}), 1);
+      QCOMPARE(s->sample(std::vector<float>{-0.0f, 0.0f, -inf, -0.0f}, {}), 0);
+      QCOMPARE(s->sample(std::vector<float>{-inf, 0.0f, -0.0f, -inf}, {}), 1);
+      QCOMPARE(s->sample(std::vector<float>{-inf, -inf, -inf, -7}, {}), 3);
+    }
+    // id 1 penalised: 3 / 1.5 = 2 < 2.5, so id 3 wins.
+    QCOMPARE(b.sample(std::vector<float>{1, 3, -0.0f, 2.5f}, std::vector<TokenId>{1}), 3);
+
+    constexpr size_t kVocab = 5000;
+    Sampler fast(plain, kVocab), chain(penalised, kVocab);
+    for (int step = 0; step < 20; ++step) {
+      std::vector<float> logits = randomLogits(kVocab, 2000 + uint64_t(step));
+      for (float& x : logits) x = std::round(x);  // 21 distinct values: ties at the top
+      std::vector<sampling::Candidate> ranked(kVocab);
+      for (size_t i = 0; i < kVocab; ++i) ranked[i] = {TokenId(i), logits[i], 0.0f};
+      const TokenId want = std::min_element(ranked.begin(), ranked.end(), sampling::ranksBefore)->id;
+      QCOMPARE(fast.sample(logits, {}), want);
+      QCOMPARE(chain.sample(logits, {}), want);
+      QVERIFY(fast.lastSurvivors().empty());
+    }
+  }
+
   // 100k draws from softmax([1, 2, 3, 4]) = [0.032059, 0.087144, 0.236883, 0.643914]; each count
   // within 5 binomial standard deviations sqrt(n p (1 - p)) (about 56, 89, 134, 151) of n p.
   // Deterministic: the seed is fixed, so this never flakes.
