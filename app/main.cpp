@@ -9,6 +9,7 @@
 #include <QQmlApplicationEngine>
 #include <QLocalServer>
 #include <QLocalSocket>
+#include <QLocale>
 #include <QQuickStyle>
 #include <QQuickWindow>
 #include <QStandardPaths>
@@ -38,11 +39,7 @@ QString modelsCacheDir() {
 
 QString startupModel(const QString& requested, ember::app::AppController& controller) {
   if (!requested.isEmpty()) return QFileInfo(requested).absoluteFilePath();
-  QString last;
-  try {
-    last = controller.store().appSetting(QStringLiteral("lastModel")).toString();
-  } catch (const std::exception&) {
-  }
+  const QString last = controller.lastModelPath();  // once the store is open
   if (!last.isEmpty() && QFileInfo::exists(last)) return last;
   const QString fallback = QDir(modelsCacheDir()).filePath(QLatin1String(kDefaultModel));
   return QFileInfo::exists(fallback) ? fallback : QString();
@@ -154,7 +151,9 @@ int main(int argc, char* argv[]) {
     // Off unless the user turned it on; serves the same engine as the chats.
     ember::app::LocalApiServer apiServer(&controller.engineHost());
     ember::app::LocalApiServer::setInstance(&apiServer);
-    ember::app::installTranslation(app, controller.language());  // before the QML is loaded
+    // The saved language is known once the chats are open (on a slow disk, after the window
+    // shows): the desktop's until then, and the QML is translated again if it differs.
+    QString language = ember::app::installTranslation(app, QStringLiteral("system"));
 
     QQmlApplicationEngine engine;
     QObject::connect(&engine, &QQmlApplicationEngine::objectCreationFailed, &app,
@@ -175,9 +174,20 @@ int main(int argc, char* argv[]) {
       }
     });
     ember::app::UiTestHook::installIfRequested(&controller, &engine);
-    // The remote model chosen last time, unless a file is asked for or the choice was local.
-    if (parser.isSet(modelOption) || !controller.restoreRemoteModel())
-      controller.loadModel(startupModel(parser.value(modelOption), controller));
+    // A model asked for loads at once, beside the chats' opening; otherwise the one used last
+    // (a remote one, or a file) once the chats, which keep that choice, are open.
+    const bool modelAsked = parser.isSet(modelOption);
+    if (modelAsked) controller.loadModel(startupModel(parser.value(modelOption), controller));
+    controller.whenStoreOpen([&] {
+      const QString saved = ember::app::chooseLanguage(controller.language(),
+                                                       QLocale::system().name());
+      if (saved != language) {
+        language = ember::app::installTranslation(app, controller.language());
+        engine.retranslate();
+      }
+      if (!modelAsked && !controller.restoreRemoteModel())
+        controller.loadModel(startupModel({}, controller));
+    });
     rc = app.exec();
   }
   ember::app::log::shutdown();

@@ -12,15 +12,39 @@ Pane {
     padding: 10
     readonly property string blockReason: AppController.composerBlockReason
     property string refusal: ""  // why the last Enter did not send, until the text changes
-
+    // A paste longer than this is not put into the field: laying out a text document of a
+    // megabyte stalls the window for a second or more (Qt Quick lays out all of it at once). It is
+    // kept here, shown as a line with its size, and sent after what is typed.
+    readonly property int inlinePasteLimit: 20000
+    property string pasted: ""
+    // The message as it will be sent: the typed text, then the pasted block.
+    function messageText() {
+        if (pasted.length === 0)
+            return input.text
+        return input.text.trim().length > 0 ? input.text + "\n\n" + pasted : pasted
+    }
     function sendNow() {
-        if (input.text.trim().length === 0)
+        const text = messageText()
+        if (text.trim().length === 0)
             return
-        const why = AppController.sendOrQueue(input.text)
-        if (why.length === 0)
+        const why = AppController.sendOrQueue(text)
+        if (why.length === 0) {
             input.clear()
+            pasted = ""
+        }
         refusal = why
     }
+    // Ctrl+V / Shift+Insert: a long text becomes the pasted block (replacing one there);
+    // anything else is pasted into the field as usual. Returns whether it took the paste.
+    function takeLongPaste() {
+        const text = AppController.clipboardText()
+        if (text.length <= inlinePasteLimit)
+            return false
+        pasted = text
+        refusal = ""
+        return true
+    }
+    onPastedChanged: AppController.setDraft(messageText())
     // Focus comes back after an answer ends, unless the user is typing somewhere else.
     function takeFocusUnlessTypingElsewhere() {
         const current = Window.activeFocusItem
@@ -60,11 +84,30 @@ Pane {
 
         RowLayout {
             Layout.fillWidth: true
+            visible: composer.pasted.length > 0
+            Label {
+                objectName: "pastedBlock"
+                Layout.fillWidth: true
+                text: qsTr("Pasted text (%L1 characters), sent after what you type")
+                      .arg(composer.pasted.length)
+                elide: Text.ElideRight
+            }
+            ToolButton {
+                text: qsTr("Remove")
+                onClicked: composer.pasted = ""
+                Accessible.name: qsTr("Remove the pasted text")
+            }
+        }
+
+        RowLayout {
+            Layout.fillWidth: true
             visible: AppController.queuedMessage.length > 0
             Label {
                 objectName: "queuedMessage"
                 Layout.fillWidth: true
-                text: qsTr("Queued, sent when the answer ends: %1").arg(AppController.queuedMessage)
+                text: (AppController.storeOpening || AppController.storeError.length > 0
+                       ? qsTr("Queued, sent once your chats are open: %1")
+                       : qsTr("Queued, sent when the answer ends: %1")).arg(AppController.queuedMessage)
                 elide: Text.ElideRight
                 color: Theme.muted
             }
@@ -87,7 +130,7 @@ Pane {
                     objectName: "composerInput"
                     onTextChanged: {
                         composer.refusal = ""
-                        AppController.setDraft(text)
+                        AppController.setDraft(composer.messageText())
                     }
                     wrapMode: TextEdit.Wrap
                     font.pixelSize: 15
@@ -95,6 +138,10 @@ Pane {
                     Accessible.name: qsTr("Message")
                     Accessible.description: composer.blockReason
                     Keys.onPressed: (event) => {
+                        if (event.matches(StandardKey.Paste) && composer.takeLongPaste()) {
+                            event.accepted = true
+                            return
+                        }
                         if ((event.key === Qt.Key_Return || event.key === Qt.Key_Enter)
                                 && !(event.modifiers & Qt.ShiftModifier)) {
                             event.accepted = true
@@ -106,9 +153,11 @@ Pane {
 
             Button {
                 visible: !AppController.generating
-                text: AppController.modelLoading ? qsTr("Queue") : qsTr("Send")
-                enabled: (composer.blockReason.length === 0 || AppController.modelLoading)
-                         && input.text.trim().length > 0
+                readonly property bool queues: AppController.modelLoading
+                                               || AppController.storeOpening
+                text: queues ? qsTr("Queue") : qsTr("Send")
+                enabled: (composer.blockReason.length === 0 || queues)
+                         && (input.text.trim().length > 0 || composer.pasted.length > 0)
                 onClicked: composer.sendNow()
                 Accessible.name: qsTr("Send the message")
             }

@@ -36,9 +36,22 @@ ApplicationWindow {
         if (AppController.savedWindowMaximized())
             visibility = Window.Maximized
     }
+    // The saved geometry lives with the chats: applied once they are open (on a slow disk the
+    // window shows first, at its default size, and moves when they are).
     Component.onCompleted: {
         applySystemPalette()
-        restoreGeometry()
+        if (!AppController.storeOpening)
+            restoreGeometry()
+    }
+    property bool geometryRestored: false
+    Connections {
+        target: AppController
+        function onStoreOpeningChanged() {
+            if (!AppController.storeOpening && !window.geometryRestored) {
+                window.geometryRestored = true
+                window.restoreGeometry()
+            }
+        }
     }
     onClosing: AppController.saveWindowGeometry(x, y, width, height,
                                                 visibility === Window.Maximized)
@@ -137,6 +150,14 @@ ApplicationWindow {
 
             ChatView {
                 id: chat
+                visible: !storePane.visible
+                Layout.fillWidth: true
+                Layout.fillHeight: true
+            }
+
+            StoreOpeningPane {
+                id: storePane
+                visible: AppController.storeOpening || AppController.storeError.length > 0
                 Layout.fillWidth: true
                 Layout.fillHeight: true
             }

@@ -93,6 +93,9 @@ AppController::AppController(const Options& options, QObject* parent)
 }
 
 AppController::~AppController() {
+  // Settings saved while the file still opens (the window's geometry at a quick quit): queued
+  // behind the open, which the store's destructor finishes.
+  if (storeOpening_) writePendingSettings();
   // Answers still streaming are saved as stopped (queued; store_'s destructor runs the queue);
   // the worker thread is joined by inference_.
   for (const ActiveRequest& r : std::as_const(active_)) {
@@ -138,7 +141,14 @@ QString AppController::activeKeyFor(qint64 conversationId) const {
 // answer is saved. When a write fails, the notice says why, the answer is stopped and the chat
 // is read back from the store (what is shown is what is stored).
 bool AppController::send(const QString& text) {
-  if (text.trimmed().isEmpty() || !composerBlockReason().isEmpty() || generating()) return false;
+  if (text.trimmed().isEmpty()) return false;
+  if (!storeReady()) {  // no ids before the open: sent once the chats are shown
+    if (!queued_.text.isEmpty() && queued_.text != text) return false;
+    queued_ = {0, text};
+    emit queuedMessageChanged();
+    return true;
+  }
+  if (!composerBlockReason().isEmpty() || generating()) return false;
   if (messagesLoading_) {  // the chat's rows are on their way: sent as soon as they are shown
     queued_ = {currentConversation_, text};
     emit queuedMessageChanged();
@@ -241,7 +251,9 @@ void AppController::stop() {
 }
 
 void AppController::regenerate() {
-  if (generating() || !composerBlockReason().isEmpty() || messages_.rowCount() < 2) return;
+  if (!storeReady() || generating() || !composerBlockReason().isEmpty() ||
+      messages_.rowCount() < 2)
+    return;
   const MessageRow* last = messages_.row(messages_.rowCount() - 1);
   if (!last || last->role != QLatin1String("assistant")) return;
   const qint64 conversationId = currentConversation_;
@@ -262,7 +274,9 @@ void AppController::regenerate() {
 }
 
 void AppController::editMessage(qint64 messageId, const QString& newText) {
-  if (generating() || newText.trimmed().isEmpty() || !composerBlockReason().isEmpty()) return;
+  if (!storeReady() || generating() || newText.trimmed().isEmpty() ||
+      !composerBlockReason().isEmpty())
+    return;
   const int at = messages_.rowOf(messageId);
   if (at < 0 || messages_.row(at)->role != QLatin1String("user")) return;
   const qint64 conversationId = currentConversation_;
@@ -311,6 +325,11 @@ QVariantMap AppController::statsDetails(qint64 messageId) const {
 
 void AppController::copyText(const QString& text) const {
   if (QClipboard* clipboard = QGuiApplication::clipboard()) clipboard->setText(text);
+}
+
+QString AppController::clipboardText() const {
+  const QClipboard* clipboard = QGuiApplication::clipboard();
+  return clipboard ? clipboard->text() : QString();
 }
 
 void AppController::onPiece(const QString& key, const QString& text, double ms) {

@@ -16,6 +16,7 @@
 #include <QHash>
 #include <QJsonObject>
 #include <QObject>
+#include <QSet>
 #include <QQmlEngine>
 #include <QThreadPool>
 #include <QTimer>
@@ -24,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "connections/connections_model.h"
 #include "connections/remote_chat.h"
@@ -87,6 +89,15 @@ class AppController : public QObject {
   Q_PROPERTY(bool exporting READ exporting NOTIFY transferChanged)
   Q_PROPERTY(bool importing READ importing NOTIFY transferChanged)
   Q_PROPERTY(QString transferText READ transferText NOTIFY transferChanged)
+  // The chat database is being opened (checked, and for an older version copied and updated) on
+  // the store's thread: the window shows "Opening your chats…" with storeOpeningText (the step,
+  // "… (step 2 of 4)") and storeOpeningFraction (0..1, by steps). A message sent meanwhile is
+  // queued (queuedMessage) and goes out once the chats are shown. storeError: why the open
+  // failed (retryOpenStore tries again), empty otherwise.
+  Q_PROPERTY(bool storeOpening READ storeOpening NOTIFY storeOpeningChanged)
+  Q_PROPERTY(QString storeOpeningText READ storeOpeningText NOTIFY storeOpeningChanged)
+  Q_PROPERTY(double storeOpeningFraction READ storeOpeningFraction NOTIFY storeOpeningChanged)
+  Q_PROPERTY(QString storeError READ storeError NOTIFY storeOpeningChanged)
 
  public:
   struct Options {
@@ -126,6 +137,16 @@ class AppController : public QObject {
   bool exporting() const { return transfer_.kind == Transfer::Export; }
   bool importing() const { return transfer_.kind == Transfer::Import; }
   QString transferText() const;
+  bool storeOpening() const { return storeOpening_; }
+  QString storeOpeningText() const { return storeOpening_ ? storeOpeningText_ : QString(); }
+  double storeOpeningFraction() const { return storeOpeningFraction_; }
+  QString storeError() const { return storeError_; }
+  Q_INVOKABLE void retryOpenStore();
+  // Runs f once the store's open has ended (at once when it has): what needs the app settings
+  // at start (the model used last, the language). Also after a failed open.
+  void whenStoreOpen(std::function<void()> f);
+  // The model file used last (app settings; empty until the store is open).
+  QString lastModelPath() const;
   QVariantMap settings() const;
   // The chat database, on its own thread (threaded_chat_store.h); its calls run in order.
   store::ThreadedChatStore& store() { return store_; }
@@ -153,6 +174,9 @@ class AppController : public QObject {
   Q_INVOKABLE void switchBranch(qint64 messageId, int delta);
   Q_INVOKABLE QVariantMap statsDetails(qint64 messageId) const;
   Q_INVOKABLE void copyText(const QString& text) const;
+  // The clipboard's text (Qt Quick has no clipboard type): the composer asks how long a paste is
+  // before its text field takes it.
+  Q_INVOKABLE QString clipboardText() const;
   Q_INVOKABLE int messageRow(qint64 messageId) const { return messages_.rowOf(messageId); }
   Q_INVOKABLE bool isGenerating(qint64 conversationId) const {
     return !activeKeyFor(conversationId).isEmpty();
@@ -227,6 +251,7 @@ class AppController : public QObject {
   void messagesLoadingChanged();
   void searchingChanged();
   void transferChanged();
+  void storeOpeningChanged();
   // How an export or import ended: the error, empty when it worked.
   void exportFinished(const QString& path, const QString& error);
   void importFinished(int conversations, const QString& error);
@@ -267,7 +292,14 @@ class AppController : public QObject {
   void addAnswerText(ActiveRequest& r, const QString& piece);
   void onReasoningPiece(const QString& key, const QString& text, double ms);
   void checkpointIfDue(ActiveRequest& r, double ms);  // text and reasoning, once a second
+  // app_controller_open.cpp: the open queued on the store thread, and its end back here.
   void openStore(const QString& path);
+  void storeOpened(const store::OpenReport& report, const QString& error, QJsonObject settings,
+                   const QList<store::Conversation>& conversations);
+  void runWhenStoreOpen();
+  QString openStageText(int stage) const;
+  // Open and not failed: ids can be reserved, writes land.
+  bool storeReady() const { return !storeOpening_ && storeError_.isEmpty(); }
   void reloadConversations();  // read again on the store thread
   void openConversationThen(qint64 conversationId, std::function<void()> then);
   bool startAnswer(qint64 conversationId, qint64 assistantId, qint64 upToMessageId);
@@ -338,6 +370,7 @@ class AppController : public QObject {
   // read back from the store (app_controller.cpp).
   void undoAnswer(qint64 conversationId, qint64 answerId);
   void reloadAppSettings();  // read again on the store thread
+  void writePendingSettings();  // the ones saved before the store was open (settingsSetWhileOpening_)
   static MessageRow streamingRow(qint64 id, int siblingIndex = 0, int siblingCount = 1);  // a request whose rows could not be saved: ended here
 
   // First: destroyed last, after the worker threads; its destructor saves what is still queued.
@@ -417,6 +450,16 @@ class AppController : public QObject {
   } transfer_;  // the export or import running (app_controller_export.cpp)
   void setTransfer(Transfer::Kind kind, const QString& path);
   QString refuseSecondTransfer() const;  // why a second one cannot start; empty when it can
+  // The store's open (app_controller_open.cpp).
+  QString storePath_;
+  bool storeOpening_ = false;
+  QString storeOpeningText_;
+  double storeOpeningFraction_ = 0;
+  QString storeError_;
+  quint64 openGeneration_ = 0;
+  QSet<QString> settingsSetWhileOpening_;  // saved before the store was open: written after
+  std::vector<std::function<void()>> afterOpen_;
+  bool newChatWhenOpen_ = false;  // "New chat" while opening: made once the chats are there
   QThreadPool fitQueries_;  // last: destroyed (and waited for) first
 };
 

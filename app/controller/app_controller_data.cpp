@@ -10,50 +10,6 @@
 
 namespace ember::app {
 
-// Store calls run on the store's own thread and the GUI thread never waits for them
-// (app_controller_store.cpp), except here at start, before the window exists: the file is
-// opened, the app settings and the list are read. A write that finds the database locked by
-// another program waits at most this long on the store thread, then fails with a message the
-// notice shows. Ember's own writes take milliseconds, and a second Ember process cannot hold the
-// lock: it opens the store read-only.
-constexpr int kStoreLockWaitMs = 300;
-
-void AppController::openStore(const QString& path) {
-  try {
-    store::ChatStore::Options options;
-    options.busyTimeoutMs = kStoreLockWaitMs;
-    const store::OpenReport report = store_.open(path, options);
-    appSettings_ = store_.call([](store::ChatStore& s) { return s.appSettings(); });
-    if (report.recoveredFromCorruption)
-      setNotice(tr("The chat database was damaged and has been set aside as %1; a new one was "
-                   "started.").arg(report.corruptBackupPath));
-    else if (report.readOnly)
-      setNotice(tr("The chats are open read-only: %1").arg(report.readOnlyReason));
-    else if (!report.migrationBackupPath.isEmpty())
-      setNotice(tr("The chat database was updated to this version of Ember; a copy of the old "
-                   "one was kept as %1.").arg(report.migrationBackupPath));
-    else if (report.interruptedMessages > 0)
-      setNotice(tr("%n answer(s) were cut short when Ember last closed; they are marked as "
-                   "interrupted.", "", report.interruptedMessages));
-    log::info(QStringLiteral("store opened: %1").arg(path));
-  } catch (const std::exception& e) {
-    setNotice(tr("The chat database could not be opened: %1").arg(QString::fromUtf8(e.what())));
-    log::error(notice_);
-    return;
-  }
-  QList<ConversationRow> rows;
-  guarded([&] {
-    for (const store::Conversation& c : store_.listConversations())
-      rows << ConversationRow{c.id, c.title, c.updatedAt, false, c.pinned};
-  });
-  conversations_.setConversations(rows);
-  offerUndoForTrash();  // purges what has expired; a delete cut short by a crash can be undone
-  if (conversations_.rowCount() > 0) openConversation(conversations_.idAt(0));
-  // Still at start: the window shows the trash's Undo and the first chat as soon as it opens.
-  store_.flush();
-  QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
-}
-
 void AppController::reloadConversations() {
   store_.read([this](store::ChatStore& s) {
     QList<store::Conversation> list;
@@ -100,6 +56,10 @@ QString AppController::currentTitle() const {
 }
 
 void AppController::newConversation() {
+  if (!storeReady()) {  // no id can be handed out yet: made once the chats are open
+    newChatWhenOpen_ = true;
+    return;
+  }
   // An untouched new chat is reused rather than piling up empty ones.
   if (currentConversation_ != 0 && messages_.rowCount() == 0 && !messagesLoading_) {
     emit focusComposer();

@@ -10,17 +10,17 @@ namespace ember::app {
 
 QString AppController::sendOrQueue(const QString& text) {
   if (text.trimmed().isEmpty()) return tr("Type a message first.");
-  const bool busy = generating() || modelLoading_;
+  const bool busy = generating() || modelLoading_ || !storeReady();
   if (!busy) {
     if (!composerBlockReason().isEmpty()) return composerBlockReason();
     return send(text) ? QString() : tr("The message could not be sent (see the notice above).");
   }
   if (queued_.conversationId == currentConversation_ && !queued_.text.isEmpty() &&
-      currentConversation_ != 0)
+      (currentConversation_ != 0 || !storeReady()))
     return tr("A message is already waiting to be sent: wait for it, or cancel it.");
   if (!queued_.text.isEmpty() && queued_.conversationId != currentConversation_)
     return tr("A message waits in another chat: it goes first.");
-  if (currentConversation_ == 0) newConversation();
+  if (currentConversation_ == 0 && storeReady()) newConversation();
   queued_ = {currentConversation_, text};
   emit queuedMessageChanged();
   return {};
@@ -36,6 +36,7 @@ void AppController::cancelQueued() {
 // chat is the one shown and free (sending into a hidden chat would surprise the user).
 void AppController::sendQueuedIfReady() {
   if (queued_.text.isEmpty() || queued_.conversationId != currentConversation_) return;
+  if (!storeReady()) return;  // after the open (storeOpened sends it)
   if (generating() || !composerBlockReason().isEmpty()) return;
   const QString text = queued_.text;
   queued_ = {};

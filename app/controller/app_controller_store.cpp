@@ -9,6 +9,7 @@
 // each); on a slow or locked disk what has piled up since (the notice tells of a failure, and a
 // streaming answer's checkpoints coalesce to one).
 #include <QTimer>
+#include <utility>
 
 #include "controller/app_controller.h"
 #include "controller/stats_format.h"
@@ -34,6 +35,10 @@ void AppController::write(std::function<void(store::ChatStore&)> f, std::functio
 void AppController::saveAppSetting(const QString& key, const QJsonValue& value) {
   if (value.isNull() || value.isUndefined()) appSettings_.remove(key);
   else appSettings_.insert(key, value);
+  if (!storeReady()) {  // written once the chats are open (writePendingSettings)
+    settingsSetWhileOpening_.insert(key);
+    return;
+  }
   write([key, value](store::ChatStore& s) { s.setAppSetting(key, value); },
         [this] { reloadAppSettings(); });
 }
@@ -53,6 +58,14 @@ void AppController::saveOwnSettings(const QJsonObject& changes) {
       });
   // A read of this chat still on its way was queued before the write: its settings are older.
   if (messagesLoading_) loadBranch();
+}
+
+void AppController::writePendingSettings() {
+  for (const QString& key : std::exchange(settingsSetWhileOpening_, {})) {
+    const QJsonValue value = appSettings_.value(key);  // undefined: removed
+    write([key, value](store::ChatStore& s) { s.setAppSetting(key, value); },
+          [this] { reloadAppSettings(); });
+  }
 }
 
 void AppController::reloadAppSettings() {

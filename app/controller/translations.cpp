@@ -2,6 +2,7 @@
 
 #include <QCoreApplication>
 #include <QLocale>
+#include <QPointer>
 #include <QTranslator>
 
 namespace ember::app {
@@ -36,6 +37,12 @@ QString chooseLanguage(const QString& preference, const QString& localeName) {
 }
 
 QString installTranslation(QCoreApplication& app, const QString& preference) {
+  // The one installed before (by this function) gives way to the new choice.
+  static QPointer<QTranslator> installed;
+  if (installed) {
+    app.removeTranslator(installed);
+    delete installed;
+  }
   const QString language = chooseLanguage(preference, QLocale::system().name());
   if (language == QLatin1String("en")) return language;
   auto* translator = new NamespaceTolerantTranslator(&app);
@@ -44,6 +51,7 @@ QString installTranslation(QCoreApplication& app, const QString& preference) {
     return QStringLiteral("en");
   }
   app.installTranslator(translator);
+  installed = translator;
   return language;
 }
 

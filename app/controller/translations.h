@@ -17,7 +17,8 @@ QStringList translatedLanguages();  // {"ko"}
 QString chooseLanguage(const QString& preference, const QString& localeName);
 
 // Installs the translator for chooseLanguage(preference, system locale); returns the language
-// installed ("en": none needed). Call before the QML is loaded.
+// installed ("en": none needed). Call before the QML is loaded; called again, it replaces the
+// translator it installed before (then retranslate the QML engine).
 QString installTranslation(QCoreApplication& app, const QString& preference);
 
 }  // namespace ember::app

@@ -97,6 +97,20 @@ void ChatStore::openAndPrepare(const QString& path, const Options& options, bool
                                     "file system reported journal mode '%2').")
                          .arg(path, mode));
   }
+  // Steps: the check, the copy (when a migration is due), one per migration step; the number
+  // of steps is known once the version has been read.
+  const auto told = [&](OpenStage stage, int step, int steps) {
+    if (options.progress) options.progress(stage, step, steps);
+  };
+  int versionFound = kSchemaVersion;  // a header that cannot be read fails the check below
+  try {
+    versionFound = static_cast<int>(sql::queryInt(db_, "PRAGMA user_version").value_or(0));
+  } catch (const StoreError&) {
+  }
+  const bool migrating = !readOnly && versionFound < kSchemaVersion;
+  const bool copying = migrating && versionFound > 0;
+  const int steps = 1 + (copying ? 1 : 0) + (migrating ? kSchemaVersion - versionFound : 0);
+  told(OpenStage::Checking, 1, steps);
   // quick_check reads every page (not the index-to-table cross checks of integrity_check), so it
   // stays fast on a chat history while catching truncated and overwritten files.
   {
@@ -135,9 +149,16 @@ void ChatStore::openAndPrepare(const QString& path, const Options& options, bool
   }
 
   const int before = static_cast<int>(sql::queryInt(db_, "PRAGMA user_version").value_or(0));
-  if (before > 0 && before < kSchemaVersion)
+  if (before > 0 && before < kSchemaVersion) {
+    told(OpenStage::BackingUp, 2, steps);
     report_.migrationBackupPath = backUpBeforeMigrating(before);
-  const int foundVersion = migrate(db_);
+  }
+  const int firstStep = copying ? 3 : 2;
+  if (before < kSchemaVersion) told(OpenStage::Migrating, firstStep, steps);
+  const int foundVersion = migrate(db_, [&](int version) {
+    if (version < kSchemaVersion)  // the next step begins
+      told(OpenStage::Migrating, firstStep + version - before, steps);
+  });
   report_.migratedFromVersion = foundVersion < kSchemaVersion ? foundVersion : -1;
 
   // Answers still streaming were cut short by a crash (one ChatStore per database at a time is

@@ -27,6 +27,7 @@
 #include <QJsonValue>
 #include <QList>
 #include <QString>
+#include <functional>
 #include <optional>
 
 #include "store/export/writer_lock.h"
@@ -42,6 +43,10 @@ class ChatStore {
     int busyTimeoutMs = 5000;      // how long a write waits for another process's lock
     qint64 maxDatabaseBytes = 0;   // a size quota, 0 for none; writes past it fail as DiskFull
     bool readOnly = false;         // open for reading only, without trying to become the writer
+    // Told, on the opening thread, as open() moves on: checking the file, copying it before a
+    // migration, then each migration step (`step` of `steps`, counted over the whole open: 1 is
+    // the check, the last is the final migration step). For a window that says how far it got.
+    std::function<void(OpenStage stage, int step, int steps)> progress;
   };
 
   ChatStore() = default;

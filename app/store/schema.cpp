@@ -120,7 +120,7 @@ constexpr std::array<const char*, kSchemaVersion> kMigrations{kVersion1, kVersio
 
 }  // namespace
 
-int migrate(sql::Database& db) {
+int migrate(sql::Database& db, const std::function<void(int version)>& stepDone) {
   sql::ActionScope scope(db, "updating the chat database to the current version");
   const int found = static_cast<int>(sql::queryInt(db, "PRAGMA user_version").value_or(0));
   if (found > kSchemaVersion) {
@@ -142,6 +142,7 @@ int migrate(sql::Database& db) {
     // PRAGMA values cannot be bound; the version is one of our own integer constants.
     db.exec(QByteArray("PRAGMA user_version = " + QByteArray::number(version + 1)).constData());
     transaction.commit();
+    if (stepDone) stepDone(version + 1);
   }
   return found;
 }

@@ -86,6 +86,10 @@ struct SearchHit {
 };
 
 // What open() found and did; the app tells the user about anything unusual.
+// What ChatStore::open is doing (its progress callback): checking the file, copying an older
+// database before updating it, updating it one schema step at a time.
+enum class OpenStage { Checking, BackingUp, Migrating };
+
 struct OpenReport {
   bool createdNew = false;          // no database existed (or the corrupt one was set aside)
   bool recoveredFromCorruption = false;

@@ -121,6 +121,22 @@ void ThreadedChatStore::runQueue() {
 OpenReport ThreadedChatStore::open(const QString& path, const ChatStore::Options& options) {
   return call([&](ChatStore& s) { return s.open(path, options); });
 }
+void ThreadedChatStore::openQueued(const QString& path, const ChatStore::Options& options,
+                                   Opened opened) {
+  enqueue(
+      [this, path, options, opened = std::move(opened)] {
+        OpenReport report;
+        QString error;
+        try {
+          report = store_.open(path, options);
+        } catch (const std::exception& e) {
+          error = QString::fromUtf8(e.what());
+        }
+        followLargestIds();
+        opened(store_, report, error);
+      },
+      0, false);
+}
 void ThreadedChatStore::close() {
   call([](ChatStore& s) { s.close(); });
 }

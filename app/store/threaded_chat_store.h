@@ -74,7 +74,8 @@ class ThreadedChatStore {
   // result back itself (a queued call to the GUI thread) and deals with its own errors.
   void read(std::function<void(ChatStore&)> f);
   // An id for a new conversation or message that no other row has or will get; the caller
-  // queues the write that uses it at once. Valid once open() has returned.
+  // queues the write that uses it at once. Valid once open() has returned (or openQueued's
+  // `opened` has run).
   Id reserveConversationId() { return ++lastConversationId_; }
   Id reserveMessageId() { return ++lastMessageId_; }
   // `count` consecutive ids at once (the first is returned), for a write that inserts many rows
@@ -91,6 +92,14 @@ class ThreadedChatStore {
   // --- ChatStore's operations, with the same meaning (chat_store.h) ------------------------
   OpenReport open(const QString& path, const ChatStore::Options& options);
   OpenReport open(const QString& path) { return open(path, ChatStore::Options{}); }
+  // The same without waiting: queued (ahead of everything queued after it), and `opened` runs on
+  // the store thread when it has ended, with the report, or the failure's message (then the
+  // store is closed, and the writes queued behind it fail with "not open"). The id counters are
+  // past every row of the file before `opened` runs: reserve*Id is valid from then on, and only
+  // then. A migration can take a minute on a slow disk; the GUI thread never waits for it.
+  using Opened = std::function<void(ChatStore& store, const OpenReport& report,
+                                    const QString& error)>;
+  void openQueued(const QString& path, const ChatStore::Options& options, Opened opened);
   void close();
   bool isOpen() const;
   OpenReport openReport() const;

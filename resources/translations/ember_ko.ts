@@ -149,6 +149,38 @@
         <source>The key of %1 could not be read: %2</source>
         <translation>%1의 키를 읽을 수 없습니다: %2</translation>
     </message>
+    <message>
+        <source>Exporting to %1…</source>
+        <translation>%1(으)로 내보내는 중…</translation>
+    </message>
+    <message>
+        <source>Importing %1…</source>
+        <translation>%1 가져오는 중…</translation>
+    </message>
+    <message>
+        <source>%1 Try again when it has finished.</source>
+        <translation>%1 끝난 뒤에 다시 시도하세요.</translation>
+    </message>
+    <message>
+        <source>Checking the chat database…</source>
+        <translation>대화 데이터베이스를 확인하는 중…</translation>
+    </message>
+    <message>
+        <source>Keeping a copy of your chats before updating them…</source>
+        <translation>업데이트하기 전에 대화의 사본을 보관하는 중…</translation>
+    </message>
+    <message>
+        <source>Updating your chats to this version of Ember…</source>
+        <translation>대화를 이 버전의 Ember에 맞게 업데이트하는 중…</translation>
+    </message>
+    <message>
+        <source>Opening your chats…</source>
+        <translation>대화를 여는 중…</translation>
+    </message>
+    <message>
+        <source>(step %1 of %2)</source>
+        <translation>(%2단계 중 %1단계)</translation>
+    </message>
 </context>
 <context>
     <name>ChatView</name>
@@ -206,6 +238,22 @@
     <message>
         <source>Stop the answer (Esc)</source>
         <translation>답변 멈추기 (Esc)</translation>
+    </message>
+    <message>
+        <source>Pasted text (%L1 characters), sent after what you type</source>
+        <translation>붙여 넣은 텍스트(%L1자), 입력한 내용 뒤에 보냅니다</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>삭제</translation>
+    </message>
+    <message>
+        <source>Remove the pasted text</source>
+        <translation>붙여 넣은 텍스트 삭제</translation>
+    </message>
+    <message>
+        <source>Queued, sent once your chats are open: %1</source>
+        <translation>대기 중, 대화가 열리면 보냅니다: %1</translation>
     </message>
 </context>
 <context>
@@ -1153,6 +1201,33 @@ Click for details</source>
     <message>
         <source>Close</source>
         <translation>닫기</translation>
+    </message>
+</context>
+<context>
+    <name>StoreOpeningPane</name>
+    <message>
+        <source>Your chats could not be opened</source>
+        <translation>대화를 열 수 없습니다</translation>
+    </message>
+    <message>
+        <source>Opening your chats…</source>
+        <translation>대화를 여는 중…</translation>
+    </message>
+    <message>
+        <source>How far the chats have been opened</source>
+        <translation>대화를 연 진행 정도</translation>
+    </message>
+    <message>
+        <source>You can type meanwhile: a message is sent once your chats are open.</source>
+        <translation>그동안 입력할 수 있습니다. 메시지는 대화가 열리면 보냅니다.</translation>
+    </message>
+    <message>
+        <source>Try again</source>
+        <translation>다시 시도</translation>
+    </message>
+    <message>
+        <source>Try to open the chats again</source>
+        <translation>대화를 다시 열어 보기</translation>
     </message>
 </context>
 <context>

@@ -25,6 +25,7 @@
 #include <QTimer>
 #include <QtTest>
 
+#include "common/store_open_wait.h"
 #include "app/store/store_test_support.h"
 #include "common/test_paths.h"
 #include "controller/app_controller.h"
@@ -251,6 +252,7 @@ class ControllerSlowDiskTest : public QObject {
     options.modelFolders = {ember::test::modelsDir()};
     options.undoDeleteMs = 600000;  // Undo stays offered for the whole test
     controller_ = std::make_unique<AppController>(options);
+    QVERIFY(ember::test::waitForStoreOpen(*controller_));
     controller_->loadModel(model);
     QVERIFY(QTest::qWaitFor([&] { return !controller_->modelLoading(); }, 60000));
     QVERIFY(controller_->modelLoaded());
@@ -381,6 +383,7 @@ class ControllerSlowDiskTest : public QObject {
       options.databasePath = db;
       options.modelFolders = {};
       auto other = std::make_unique<AppController>(options);
+      QVERIFY(ember::test::waitForStoreOpen(*other));
       SlowDisk slow(10, 100);  // slow enough that the quit comes while it runs
       QCOMPARE(other->importConversations(QUrl::fromLocalFile(source)), QString());
       other->newConversation();
@@ -399,74 +402,12 @@ class ControllerSlowDiskTest : public QObject {
       AppController::Options options;
       options.databasePath = db;
       auto other = std::make_unique<AppController>(options);
+      QVERIFY(ember::test::waitForStoreOpen(*other));
       SlowDisk slow(10, 100);  // slow enough that the quit comes while it runs
       QCOMPARE(other->exportConversations(0, QUrl::fromLocalFile(out), "md"), QString());
       other.reset();
     }
     QCOMPARE(readAll(out), referenceExport(db, "md"));
-  }
-
-  // Start-up (opening, migrating, the first reads) still runs on the GUI thread, before the
-  // window exists: measured here on a slow disk (10 ms a write, 100 ms an fsync, gentler than
-  // above so that the migration row stays short), with the disk calls it made, so the figure
-  // can be scaled to another disk. The bound is on the fsyncs (each is a stall of unknown
-  // length on a busy drive): a current database opens with few of them whatever its size.
-  // The "big" database is the version-2 fixture (a released schema) plus 3000 messages.
-  void startupOnSlowDisk_data() {
-    QTest::addColumn<QString>("kind");
-    QTest::addColumn<int>("maxSyncs");
-    QTest::newRow("new database") << "new" << 12;
-    QTest::newRow("current database, 3000 messages") << "current" << 2;
-    QTest::newRow("migration from version 2, 3000 messages") << "v2" << 20;
-  }
-  void startupOnSlowDisk() {
-    QFETCH(QString, kind);
-    QFETCH(int, maxSyncs);
-    const QString db = dir_.filePath("startup-%1-open.sqlite").arg(kind);
-    const QString bigV2 = dir_.filePath("startup-v2-fixture.sqlite");
-    if (kind != "new") {
-      QFile sql(ember::test::sourceDir() + "/tests/fault/data/chats_v2.sql");  // a released schema
-      QVERIFY(sql.open(QIODevice::ReadOnly));
-      if (!QFile::exists(bigV2)) {
-        RawDb raw(bigV2, RawDb::Create);
-        QVERIFY2(raw.exec(QString::fromUtf8(sql.readAll())), qPrintable(raw.error()));
-        QVERIFY2(raw.exec(
-            "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 3000) "
-            "INSERT INTO messages (conversation_id, parent_id, role, content, created_at, status) "
-            "SELECT (SELECT min(id) FROM conversations), NULL, 'user', "
-            "printf('startup message %d about kestrels and slow disks, long enough to take "
-            "room in the index', x), x, 'complete' FROM n"), qPrintable(raw.error()));
-      }
-      QFile::remove(db);
-      QVERIFY(QFile::copy(bigV2, db));
-      if (kind == "current") {  // migrated at full speed, then opened again on the slow disk
-        AppController::Options options;
-        options.databasePath = db;
-        AppController once(options);
-      }
-    }
-    const qint64 messages = kind == "new" ? 0 : RawDb(db).value("SELECT count(*) FROM messages").toLongLong();
-    AppController::Options options;
-    options.databasePath = db;
-    QElapsedTimer took;
-    std::unique_ptr<AppController> c;
-    int64_t syncs = 0, writes = 0;
-    {
-      SlowDisk slow(10, 100);
-      resetCounts();
-      took.start();
-      c = std::make_unique<AppController>(options);
-      syncs = count(Kind::Sync);
-      writes = count(Kind::Write);
-    }
-    const qint64 ms = took.elapsed();
-    qInfo("start-up, %s (%lld messages): %lld ms on the GUI thread, %lld writes, %lld fsyncs",
-          qPrintable(kind), messages, ms, qint64(writes), qint64(syncs));
-    QVERIFY2(c->notice().isEmpty() || !c->notice().contains("could not"), qPrintable(c->notice()));
-    QCOMPARE(c->conversations()->rowCount(),
-             RawDb(db).value("SELECT count(*) FROM conversations WHERE deleted_at IS NULL").toInt());
-    if (kind == "v2") QVERIFY(c->notice().contains("updated to this version"));
-    QVERIFY2(syncs <= maxSyncs, qPrintable(QString::number(syncs)));
   }
 
   void refusedWriteIsShownAndUndone_data() {

@@ -16,6 +16,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "common/store_open_wait.h"
 #include "common/test_paths.h"
 #include "controller/app_controller.h"
 #include "store/chat_store.h"
@@ -115,6 +116,7 @@ class AnswerNoticesTest : public QObject {
     AppController::Options options;
     options.databasePath = path;
     AppController app(options);
+    QVERIFY(ember::test::waitForStoreOpen(app));
     const QString notice = app.notice();
     QVERIFY2(notice.contains(QStringLiteral("damaged")), qPrintable(notice));
     static const QRegularExpression backupName(QRegularExpression::escape(path) +
@@ -141,6 +143,7 @@ class AnswerNoticesTest : public QObject {
     options.databasePath = dir_.filePath("ember.sqlite");
     options.modelFolders = {dir_.path()};
     controller_ = std::make_unique<AppController>(options);
+    QVERIFY(ember::test::waitForStoreOpen(*controller_));
     QVERIFY(controller_->setSetting("maxTokens", "4"));
     QVERIFY(controller_->setSetting("temperature", "0"));
     QVERIFY(controller_->setSetting("contextLength", "256"));

@@ -10,6 +10,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "common/store_open_wait.h"
 #include "common/test_paths.h"
 #include "controller/app_controller.h"
 
@@ -44,6 +45,7 @@ class AppControllerTest : public QObject {
     options.databasePath = dir_.filePath("ember.sqlite");
     options.modelFolders = {ember::test::modelsDir()};
     controller_ = std::make_unique<AppController>(options);
+    QVERIFY(ember::test::waitForStoreOpen(*controller_));
     QVERIFY(!controller_->composerBlockReason().isEmpty());  // no model yet: composer disabled
     QVERIFY(!controller_->send("too early"));
     controller_->loadModel(model);
@@ -303,6 +305,7 @@ class AppControllerTest : public QObject {
     AppController::Options options;
     options.databasePath = dir_.filePath("ember.sqlite");
     AppController again(options);
+    QVERIFY(ember::test::waitForStoreOpen(again));
     auto& store = again.store();
     int answersWithStats = 0;
     for (const auto& conversation : store.listConversations()) {

@@ -8,6 +8,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "common/store_open_wait.h"
 #include "common/test_paths.h"
 #include "controller/app_controller.h"
 
@@ -41,6 +42,7 @@ class ComposerFlowTest : public QObject {
     EMBER_REQUIRE_MODEL(model, kModel);
     model_ = model;
     controller_ = std::make_unique<AppController>(options());
+    QVERIFY(ember::test::waitForStoreOpen(*controller_));
     QVERIFY(controller_->setSetting("maxTokens", "8"));
     // As every chat's default: the chats made below answer in at most 8 tokens too (with only
     // the first chat's own setting they had no limit and now and then ran for minutes).
@@ -140,6 +142,7 @@ class ComposerFlowTest : public QObject {
     controller_->saveWindowGeometry(10, 20, 900, 600, false);
     controller_.reset();
     controller_ = std::make_unique<AppController>(options());
+    QVERIFY(ember::test::waitForStoreOpen(*controller_));
     const QVariantList g = controller_->savedWindowGeometry();
     QCOMPARE(g, (QVariantList{10, 20, 900, 600}));
     QVERIFY(!controller_->savedWindowMaximized());

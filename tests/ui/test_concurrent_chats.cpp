@@ -11,6 +11,7 @@
 #include <QtTest>
 #include <algorithm>
 
+#include "common/store_open_wait.h"
 #include "common/test_paths.h"
 #include "controller/app_controller.h"
 
@@ -75,6 +76,7 @@ class ConcurrentChatsTest : public QObject {
     options.databasePath = dir_.filePath("ember.sqlite");
     options.modelFolders = {ember::test::modelsDir()};
     controller_ = std::make_unique<AppController>(options);
+    QVERIFY(ember::test::waitForStoreOpen(*controller_));
     controller_->loadModel(model);
     QVERIFY(QTest::qWaitFor([&] { return !controller_->modelLoading(); }, 60000));
     QVERIFY(controller_->modelLoaded());

@@ -18,6 +18,7 @@
 #include <QtQml/qqmlextensionplugin.h>
 #include <QtTest>
 
+#include "common/store_open_wait.h"
 #include "controller/app_controller.h"
 #include "models/markdown_blocks.h"
 
@@ -95,6 +96,7 @@ class MarkdownStreamingTest : public QObject {
     AppController::Options options;
     options.databasePath = dir_.filePath("ember.sqlite");
     controller_ = std::make_unique<AppController>(options);
+    QVERIFY(ember::test::waitForStoreOpen(*controller_));
     AppController::setInstance(controller_.get());
   }
 

@@ -12,6 +12,7 @@
 #include <QGuiApplication>
 #include <QtTest>
 
+#include "common/store_open_wait.h"
 #include "common/test_paths.h"
 #include "controller/app_controller.h"
 
@@ -32,7 +33,9 @@ class ModelLoadProgressTest : public QObject {
     AppController::Options o;
     o.databasePath = dir_.filePath(db);
     o.modelFolders = {ember::test::modelsDir()};
-    return std::make_unique<AppController>(o);
+    auto c = std::make_unique<AppController>(o);
+    (void)ember::test::waitForStoreOpen(*c);
+    return c;
   }
   static bool waitForLoadEnd(AppController& c) {
     return QTest::qWaitFor([&] { return !c.modelLoading(); }, 120000);

@@ -6,6 +6,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "common/store_open_wait.h"
 #include "controller/app_controller.h"
 
 using namespace ember::app;
@@ -32,6 +33,7 @@ class PresetsTest : public QObject {
     AppController::Options o;
     o.databasePath = dir_.filePath("ember.sqlite");
     c_ = std::make_unique<AppController>(o);
+    QVERIFY(ember::test::waitForStoreOpen(*c_));
   }
 
   void savedPresetAppliesAndStartsNewChats() {

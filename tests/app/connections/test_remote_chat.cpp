@@ -21,6 +21,7 @@
 #include <QtTest>
 #include <nlohmann/json.hpp>
 
+#include "common/store_open_wait.h"
 #include "common/test_paths.h"
 #include "controller/app_controller.h"
 
@@ -115,7 +116,9 @@ class RemoteChatTest : public QObject {
   }
   std::unique_ptr<AppController> restartApp() {
     controller_.reset();
-    return std::make_unique<AppController>(options_);
+    auto c = std::make_unique<AppController>(options_);
+    (void)ember::test::waitForStoreOpen(*c);
+    return c;
   }
 
  private slots:
@@ -176,11 +179,12 @@ class RemoteChatTest : public QObject {
     options_.connectionsKeyDir = dir_.filePath("keys");
     controller_ = std::make_unique<AppController>(options_);
     QVERIFY(!controller_->composerBlockReason().isEmpty());  // nothing chosen yet
-    QVERIFY(!controller_->restoreRemoteModel());              // nothing chosen before either
     // While the servers are asked, the picker says so, one line per server.
     QCOMPARE(controller_->remoteServerLines(),
              QStringList({QStringLiteral("asking %1…").arg(kServer),
                           QStringLiteral("asking %1…").arg(kGoneServer)}));
+    QVERIFY(ember::test::waitForStoreOpen(*controller_));
+    QVERIFY(!controller_->restoreRemoteModel());  // nothing chosen before either
     QVERIFY(QTest::qWaitFor([&] { return remoteRow() >= 0; }, 20000));
     // The unreachable server gets a line with its reason (the client's "unreachable" error,
     // naming the server); the one that answered gets none: its models are the rows.

@@ -14,6 +14,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "common/store_open_wait.h"
 #include "common/test_paths.h"
 #include "controller/app_controller.h"
 #include "gguf/gguf_file.h"
@@ -235,6 +236,7 @@ class ListModelsTest : public QObject {
     options.databasePath = dir.filePath("ember.sqlite");
     options.modelFolders = {QFileInfo(path).absolutePath()};
     AppController controller(options);
+    QVERIFY(ember::test::waitForStoreOpen(controller));
     ModelListModel& model = *controller.models();
     int row = -1;
     for (int i = 0; i < model.files().size(); ++i)

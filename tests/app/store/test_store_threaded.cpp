@@ -10,6 +10,8 @@
 #include <atomic>
 #include <future>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "store/threaded_chat_store.h"
 #include "store_test_support.h"
@@ -136,6 +138,59 @@ class StoreThreadedTest : public QObject {
     QCOMPARE(report.interruptedMessages, 0);
     QCOMPARE(again.message(answer)->content, QStringLiteral("saved at quit"));
     QCOMPARE(again.message(answer)->status, MessageStatus::Stopped);
+  }
+
+  // openQueued returns before the open has run (it waits behind a task holding the store thread
+  // here), then runs its callback on the store thread with the id counters already past every
+  // row of the file: the first reserved ids follow the largest ones the file holds. The progress
+  // callback told the check as step 1 of 1 (a current file: no copy, no migration). A failing
+  // open hands its message to the callback and leaves the store closed.
+  void openQueuedSetsTheIdCountersFirst() {
+    const QString path = nextPath();
+    Id largestConversation = 0, largestMessage = 0;
+    {
+      ChatStore plain;
+      plain.open(path);
+      for (int i = 0; i < 3; ++i) {
+        largestConversation = plain.createConversation(QStringLiteral("chat %1").arg(i));
+        largestMessage = plain.addMessage(largestConversation, 0, Role::User, QStringLiteral("hi"));
+      }
+    }
+    ThreadedChatStore store;
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    store.read([released](ChatStore&) { released.wait(); });  // holds the store thread
+    std::promise<std::tuple<QString, Id, Id, std::thread::id>> opened;
+    std::vector<std::tuple<int, int, int>> steps;
+    ChatStore::Options options;
+    options.progress = [&](OpenStage stage, int step, int count) {
+      steps.emplace_back(static_cast<int>(stage), step, count);
+    };
+    store.openQueued(path, options,
+                     [&](ChatStore&, const OpenReport&, const QString& error) {
+                       opened.set_value({error, store.reserveConversationId(),
+                                         store.reserveMessageId(), std::this_thread::get_id()});
+                     });
+    auto result = opened.get_future();
+    QVERIFY(result.wait_for(std::chrono::milliseconds(100)) == std::future_status::timeout);
+    release.set_value();
+    const auto [error, conversationId, messageId, thread] = result.get();
+    QCOMPARE(error, QString());
+    QCOMPARE(conversationId, largestConversation + 1);
+    QCOMPARE(messageId, largestMessage + 1);
+    QVERIFY(thread != std::this_thread::get_id());
+    QCOMPARE(steps.size(), size_t(1));
+    QCOMPARE(steps[0], std::make_tuple(static_cast<int>(OpenStage::Checking), 1, 1));
+
+    ThreadedChatStore failing;
+    const QString folder = dir_.filePath("a-folder.db");
+    QVERIFY(QDir().mkpath(folder));  // a folder where the file should be: cannot be opened
+    std::promise<QString> failed;
+    failing.openQueued(folder, {}, [&](ChatStore&, const OpenReport&, const QString& message) {
+      failed.set_value(message);
+    });
+    QVERIFY(!failed.get_future().get().isEmpty());
+    QVERIFY(!failing.isOpen());
   }
 };
 
