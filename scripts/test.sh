@@ -1,29 +1,26 @@
 #!/usr/bin/env bash
 # Installs what is missing, fetches the reference models, builds Ember and runs every test of
 # the suite (plain, build/; the I/O fault-injection tests of tests/fault are part of it), then
-# the threaded tests under TSan (tsan, build-tsan/), then every fuzz harness over its regression
-# inputs and for EMBER_FUZZ_SECONDS from its seeds (fuzz, build-fuzz/). Parts run only when
-# EMBER_TEST_PARTS names them: the whole CPU suite under ASan + UBSan (asan, build-asan/) and the
-# .deb built, installed, run and purged (package, build-package/, needs root).
-# CI's budget is 60 minutes on 2 cores. Measured on a clean clone with ccache warm (objects do
-# not depend on the clone's folder, so another clone's are reused) and nothing else running:
-# plain 12m9s (910 build steps in 4 minutes, then 135 tests in 479 s), tsan 10m37s (8 tests in
-# 266 s, no race reported) and fuzz 4m59s (7 harnesses, 30 s each); the default, plain tsan
-# fuzz, 27m45s. asan is not in the default: its cold build is some 700 steps of 4-11
-# CPU-seconds each, and the suite has not passed under it as a whole yet.
-# package takes 3m20s with a warm ccache.
+# the whole CPU suite again under ASan + UBSan (asan, build-asan/: any finding fails), then the
+# threaded tests under TSan (tsan, build-tsan/), then every fuzz harness over its regression
+# inputs and for EMBER_FUZZ_SECONDS from its seeds (fuzz, build-fuzz/). The .deb built,
+# installed, run and purged (package, build-package/, needs root) runs only when
+# EMBER_TEST_PARTS names it.
+# CI's budget is 60 minutes on 2 cores; the times of each part are printed at the end (the
+# README lists the last measured ones). Objects do not depend on the clone's folder, so with
+# ccache another clone's builds are reused.
 #   scripts/test.sh [ctest arguments...]     e.g. scripts/test.sh -L engine
 # Environment: EMBER_BUILD_DIR (default ./build), EMBER_MODELS_DIR (default ~/.cache/ember/models),
 # EMBER_TESTDATA (default ../shared/testdata), EMBER_LLAMACPP_DATA (default
 # ~/.cache/ember/llama.cpp-0.3.36, filled by scripts/fetch-llamacpp-vocab.sh),
 # EMBER_LLAMACPP_PEER_VENV (default ~/.cache/ember/venv-llamacpp-peer, scripts/setup-llamacpp-venv.sh), EMBER_TEST_PARTS
-# (default "plain tsan fuzz"; all: "plain asan tsan fuzz package"; ctest arguments apply to the
+# (default "plain asan tsan fuzz"; all: "plain asan tsan fuzz package"; ctest arguments apply to the
 # plain and asan parts),
 # EMBER_FUZZ_SECONDS (default here 30 per harness).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-parts="${EMBER_TEST_PARTS:-plain tsan fuzz}"
+parts="${EMBER_TEST_PARTS:-plain asan tsan fuzz}"
 export EMBER_FUZZ_SECONDS="${EMBER_FUZZ_SECONDS:-30}"
 timings=()
 run_part() {
