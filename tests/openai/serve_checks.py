@@ -279,13 +279,23 @@ def check_load(serve, model_path, workdir, _schemas):
         client = server.client(KEY)
         alone = [client.chat.completions.create(**chat_args(server.model_id, q, max_tokens=8))
                  .choices[0].message.content for q in questions]
-        # Resident memory after the warm-up (the weights read, and the KV pages of one request
-        # per slot touched) is the baseline: after the load and after the kills it stays within
-        # 10% of it. Under a sanitizer the figures are printed only: ASan's quarantine keeps freed
-        # memory resident by design.
-        warm = [threading.Thread(target=server.sse, args=("/v1/chat/completions", KEY, {
-            **chat_args(server.model_id, questions[i % 4], max_tokens=8), "stream": True}))
-            for i in range(8)]
+        # Resident memory after the warm-up is the baseline: after the load and after the kills
+        # it stays within 10% of it. The KV pool (--context tokens per slot) is allocated once
+        # and its pages become resident as blocks are first used; a fresh block is taken before
+        # a cached one is evicted, so the warm-up fills the pool once: one prompt of distinct
+        # numbers per slot, sized from the tokens a short one counted, prefilled together.
+        def numbers(first, count):  # six-digit numbers, all tokenized alike
+            return " ".join(str(100000 + n) for n in range(first, first + count))
+
+        def prompt_tokens(text):
+            return client.chat.completions.create(**chat_args(
+                server.model_id, text, max_tokens=1)).usage.prompt_tokens
+
+        short, longer = prompt_tokens(numbers(0, 50)), prompt_tokens(numbers(0, 100))
+        per_number = (longer - short) / 50
+        count = int((900 - (short - 50 * per_number)) / per_number)  # ~900 of a slot's 1024
+        warm = [threading.Thread(target=prompt_tokens, args=(numbers(10000 * (i + 1), count),))
+                for i in range(8)]
         for t in warm: t.start()
         for t in warm: t.join()
         rss_before = resident_kib(server.process.pid)
