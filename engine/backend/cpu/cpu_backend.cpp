@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "backend/cpu/ops/activations.h"
+#include "backend/cpu/ops/attention_int8.h"
 #include "model/model_weights.h"
 
 namespace ember::cpu {
@@ -41,10 +42,16 @@ CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& con
   }
 }
 
+bool CpuBackend::quantizedAttention() const {
+  return kernels_ == KernelMode::Approx && ops::quantizedAttentionKernels() != nullptr &&
+         ops::quantizedAttentionFits(config_.headDim, config_.valueDim);
+}
+
 std::string CpuBackend::name() const {
   const SimdLevel level = kernels_ == KernelMode::Reference ? simdLevel() : fastSimdLevel();
   return std::string("cpu (") + simdLevelName(level) + ", " + kernelModeName(kernels_) +
-         " kernels, " + std::to_string(pool_.size()) + " threads)";
+         " kernels, " + (quantizedAttention() ? "int8 attention, " : "") +
+         std::to_string(pool_.size()) + " threads)";
 }
 
 BackendMemoryInfo CpuBackend::memoryInfo() const {

@@ -42,6 +42,11 @@ class CpuBackend final : public Backend {
   const model::ModelConfig& config() const { return config_; }
   int threads() const { return pool_.size(); }
   KernelMode kernels() const { return kernels_; }
+  // Whether several-token steps take the int8 attention (ops/attention_int8.h): the approx
+  // kernels on a CPU with AVX-512 VNNI, for head sizes it takes. (Not "fast": SmolLM2-135M's
+  // greedy continuations leave llama.cpp's on 2 of 6 golden prompts even with float attention
+  // that only skips llama.cpp's fp16 rounding of the softmax weights.)
+  bool quantizedAttention() const;
 
  private:
   friend class CpuLayerOps;  // the layer operations (cpu_backend_layer.cpp) run on our buffers

@@ -7,6 +7,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/ops/activations.h"
+#include "backend/cpu/ops/attention_int8.h"
 #include "backend/cpu/ops/norm.h"
 #include "model/transformer_layer.h"
 
@@ -92,6 +93,9 @@ class CpuLayerOps final : public model::LayerOps {
   }
 
   void attention(int32_t layer, const model::AttentionStep& step) override;
+  // The int8 attention's keys and values for this layer and step (ws_.quantizedRows).
+  void quantizeKv(int32_t layer, const model::AttentionStep& step,
+                  const ops::QuantizedAttentionKernels& kernels);
 
   void gatedActivation(model::FfnActivation activation) override {
     const int64_t ff = c_.ffnDim;
@@ -200,6 +204,58 @@ class CpuLayerOps final : public model::LayerOps {
   const int64_t tokens_;
 };
 
+void CpuLayerOps::quantizeKv(int32_t layer, const model::AttentionStep& step,
+                             const ops::QuantizedAttentionKernels& kernels) {
+  // Each several-token sequence's rows from the first position one of its queries sees (whole
+  // 64-position blocks) to its last, once for all its tiles.
+  const ops::KvLayerView kv = b_.kvLayer(layer);
+  const size_t sequences = batch_.sequences.size();
+  ws_.quantizedRows.assign(sequences * size_t(c_.kvHeadCount), ops::QuantizedKv{});
+  std::vector<int64_t> offsets(sequences * size_t(c_.kvHeadCount) + 1, 0);
+  int64_t longest = 0;
+  for (size_t si = 0; si < sequences; ++si) {
+    const BatchSequence& s = batch_.sequences[si];
+    int32_t first = 0, count = 0;
+    if (s.tokenCount > 1) {
+      const int32_t last = s.startPosition + s.tokenCount - 1;
+      first = step.window > 0 ? std::max(0, s.startPosition - step.window + 1) : 0;
+      first -= first % ops::kWeightBlock;
+      count = (last + 1 - first + ops::kWeightBlock - 1) / ops::kWeightBlock * ops::kWeightBlock;
+      longest = std::max<int64_t>(longest, last + 1 - first);
+    }
+    for (int32_t h = 0; h < c_.kvHeadCount; ++h) {
+      const size_t i = si * size_t(c_.kvHeadCount) + size_t(h);
+      ws_.quantizedRows[i].first = first;
+      ws_.quantizedRows[i].count = count;
+      offsets[i + 1] = offsets[i] + ops::quantizedKvBytes(count, c_.headDim, c_.valueDim);
+    }
+  }
+  if (int64_t(ws_.quantizedKv.size()) < offsets.back()) ws_.quantizedKv.resize(size_t(offsets.back()));
+  ws_.reserveQuantizedAttention(
+      b_.pool_.size(), ops::quantizedAttentionScratchBytes(longest, c_.headDim, c_.valueDim));
+  for (size_t i = 0; i + 1 < offsets.size(); ++i) {
+    const ops::QuantizedKv& r = ws_.quantizedRows[i];
+    ws_.quantizedRows[i] = ops::carveQuantizedKv(ws_.quantizedKv.data() + offsets[i], r.first,
+                                                 r.count, c_.headDim, c_.valueDim);
+  }
+  // Work items of 64 positions.
+  constexpr int32_t kChunk = 64;
+  std::vector<int64_t> chunkStart(ws_.quantizedRows.size() + 1, 0);
+  for (size_t i = 0; i < ws_.quantizedRows.size(); ++i)
+    chunkStart[i + 1] = chunkStart[i] + ws_.quantizedRows[i].count / kChunk;
+  b_.pool_.parallelFor(chunkStart.back(), 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t item = begin; item < end; ++item) {
+      const size_t i = size_t(std::upper_bound(chunkStart.begin(), chunkStart.end(), item) -
+                              chunkStart.begin() - 1);
+      const ops::QuantizedKv& rows = ws_.quantizedRows[i];
+      const BatchSequence& s = batch_.sequences[i / size_t(c_.kvHeadCount)];
+      const int32_t from = rows.first + int32_t(item - chunkStart[i]) * kChunk;
+      ops::fillQuantizedKv(kernels, kv, s.blockTable, int32_t(i % size_t(c_.kvHeadCount)),
+                           s.startPosition + s.tokenCount - 1, rows, from, from + kChunk);
+    }
+  });
+}
+
 void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
   const int64_t qDim = c_.qDim();
   // llama.cpp scales Qcur in float where the architecture does, then takes q.k with q converted
@@ -220,7 +276,15 @@ void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
   const std::vector<float>& sinks =  // (n_head) or empty
       step.sinks ? b_.weights_.layers[size_t(layer)].attnSinks : kNoSinks;
   const int32_t groupSize = c_.headCount / c_.kvHeadCount;
-  const AttentionTiling tiling = attentionTiling(c_);
+  // Approx kernels: several-token steps in int8 (ops/attention_int8.h) where the CPU has it, in
+  // tiles of 16 tokens where they fit (3 heads x 16 = 48 queries: whole groups of 16 lanes).
+  const ops::QuantizedAttentionKernels* quantized =
+      b_.quantizedAttention() && step.softcap <= 0.0f && sinks.empty()
+          ? ops::quantizedAttentionKernels()
+          : nullptr;
+  if (quantized) quantizeKv(layer, step, *quantized);
+  AttentionTiling tiling = attentionTiling(c_);
+  if (quantized && tiling.heads * 16 <= ops::kMaxTileQueries) tiling.tokens = 16;
   const int32_t headSlices = (groupSize + tiling.heads - 1) / tiling.heads;
   int64_t tiles = 0;
   for (int64_t t = 0; t < tokens_;) {
@@ -259,8 +323,16 @@ void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
       // so a sequence computes the same whatever else shares the step.
       const ops::StepKind stepKind =
           s.tokenCount == 1 ? ops::StepKind::OneToken : ops::StepKind::SeveralTokens;
-      ops::attendHeads({queries, size_t(count)}, kv, s.blockTable, kvHead, step.scoreScale,
-                       stepKind, scratch, step.softcap);
+      if (quantized && stepKind == ops::StepKind::SeveralTokens)
+        ops::attendHeadsQuantized(
+            *quantized, {queries, size_t(count)},
+            ws_.quantizedRows[size_t(ws_.tokenSequence[size_t(tokenBegin)]) * c_.kvHeadCount +
+                              size_t(kvHead)],
+            c_.headDim, c_.valueDim, step.scoreScale,
+            ws_.quantizedScratch.data() + int64_t(thread) * ws_.quantizedStride);
+      else
+        ops::attendHeads({queries, size_t(count)}, kv, s.blockTable, kvHead, step.scoreScale,
+                         stepKind, scratch, step.softcap);
     }
   });
 }

@@ -99,14 +99,15 @@ void repackCpuWeights(CpuWeights& w, ThreadPool& pool, bool kQuants, bool releas
                       const PrepareProgress& progress) {
   auto repack = [&](WeightMatrix& m) {
     if (m.data == nullptr || m.repacked != nullptr || !isRepackable(m.type)) return;
-    // Q4_K with 8k rows repacks without loss (the reference kernels' bits) in both modes; the
-    // other K-quants only for "approx".
-    const bool exactQ4K = isExactQ4KRepackable(m);
+    // Q4_K with 8k rows and Q6_K repack without loss (the reference kernels' bits) in both
+    // modes; the other K-quants only for "approx".
+    const bool exactQ4K = isExactQ4KRepackable(m), exactQ6K = isExactQ6KRepackable(m);
     const bool kQuant = m.type == gguf::GgmlType::Q4_K || m.type == gguf::GgmlType::Q5_K ||
                         m.type == gguf::GgmlType::Q6_K;
-    if (kQuant && !exactQ4K && !kQuants) return;
-    std::unique_ptr<RepackedMatrix> r = exactQ4K ? repackQ4KExact(m, pool, releaseFilePages)
-                                                 : repackMatrix(m, pool, releaseFilePages);
+    if (kQuant && !exactQ4K && !exactQ6K && !kQuants) return;
+    std::unique_ptr<RepackedMatrix> r = exactQ4K   ? repackQ4KExact(m, pool, releaseFilePages)
+                                        : exactQ6K ? repackQ6KExact(m, pool, releaseFilePages)
+                                                   : repackMatrix(m, pool, releaseFilePages);
     if (!r) return;
     // "approx": Q5_0 on the fused kernels (one float step per block instead of llama.cpp's 8
     // lanes: Gemma's prompts about 1.3x faster, but its logits only close to llama.cpp's).
@@ -117,8 +118,9 @@ void repackCpuWeights(CpuWeights& w, ThreadPool& pool, bool kQuants, bool releas
     // embedding too: the lookups read its repacked copy where that gives the source's values,
     // else they fault the file's pages back in (whole page-cache folios, up to 2 MiB per token
     // on recent kernels: a 512-token prompt brought all of Gemma 3's 178 MB embedding back).
+    // SixK's rows dequantize to the source's floats bit for bit too (test_cpu_q6k_exact).
     const bool tied = m.data == w.tokenEmbedding.data;
-    if (tied && embeddingReadsRepacked(m.type))
+    if (tied && (embeddingReadsRepacked(m.type) || r->layout == RepackedLayout::SixK))
       w.tokenEmbeddingRepacked = r.get();
     if (!tied || w.tokenEmbeddingRepacked == r.get()) w.replacedBytes += m.rowBytes * size_t(m.rows);
     w.repacked.push_back(std::move(r));

@@ -9,6 +9,7 @@
 #include "backend/cpu/cpu_expert_ffn.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops/attention.h"
+#include "backend/cpu/ops/attention_int8.h"
 #include "model/model_config.h"
 
 namespace ember::cpu {
@@ -45,6 +46,14 @@ struct CpuWorkspace {
   std::vector<int32_t> attentionTiles;  // (tiles + 1) first token of each attention tile, then T
   std::vector<float> outputRows;        // (R, n_embd) their final hidden states, normed
   std::vector<float> attentionScratch;  // (threads, scratchStride) scores and value lanes
+  // (threads, quantizedStride) bytes: the int8 attention's tile (ops/attention_int8.h), only
+  // where the backend runs it
+  std::vector<uint8_t> quantizedScratch;
+  int64_t quantizedStride = 0;
+  // The int8 keys and values of the step's several-token sequences for the current layer
+  // (sequences, kv heads) and their bytes; grown as needed.
+  std::vector<ops::QuantizedKv> quantizedRows;
+  std::vector<uint8_t> quantizedKv;
   int64_t scratchSpan = 0;              // S the scratch rows hold
   int64_t scratchStride = 0;            // ops::attentionTileScratchFloats(tile queries, S, ...)
   MatmulScratch matmul;
@@ -82,13 +91,21 @@ struct CpuWorkspace {
     }
   }
 
+  // Grows quantizedScratch to `stride` bytes per thread.
+  void reserveQuantizedAttention(int threads, int64_t stride) {
+    if (stride <= quantizedStride) return;
+    quantizedStride = stride;
+    quantizedScratch.assign(size_t(threads * stride), 0);
+  }
+
   size_t bytes() const {
     return sizeof(float) * (hidden.size() + normed.size() + q.size() + k.size() + v.size() +
                             attention.size() + blockOut.size() + gate.size() + up.size() +
                             rope.size() + outputRows.size() + attentionScratch.size()) +
            sizeof(int32_t) * (tokenSequence.size() + tokenPosition.size() + outputTokens.size() +
                               attentionTiles.size()) +
-           matmul.quantizedX.size() + experts.bytes();
+           matmul.quantizedX.size() + quantizedScratch.size() + quantizedKv.size() +
+           experts.bytes();
   }
 };
 

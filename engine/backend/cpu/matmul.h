@@ -32,10 +32,10 @@ struct RepackedMatrix;
 // order (bit-exact logits). Fast: the 32-element block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0)
 // repacked at load (repack.h) for the kernels of repacked_kernels.h at the best SIMD level,
 // which keep llama.cpp's order, so the logits are the reference's bit for bit; so is Q4_K with
-// a multiple of 8 rows where the fast level is AVX-512 VNNI (lossless NibbleK layout, the
-// reference kernels' Q8_K activations and float order). Other K-quants and float types keep
-// the reference kernels. Approx: Fast with the other K-quants (Q5_K, Q6_K, and Q4_K where
-// NibbleK does not apply) repacked too; those products use 32-element activation blocks and
+// a multiple of 8 rows and Q6_K where the fast level is AVX-512 VNNI (lossless NibbleK and
+// SixK layouts, the reference kernels' Q8_K activations and float orders). Other K-quants and
+// float types keep the reference kernels. Approx: Fast with the other K-quants (Q5_K, and Q4_K
+// or Q6_K where the lossless layouts do not apply) repacked too; those products use 32-element activation blocks and
 // another float order than llama.cpp, so they equal it only within a tolerance.
 enum class KernelMode { Reference, Fast, Approx };
 const char* kernelModeName(KernelMode mode);  // "reference" / "fast" / "approx"

@@ -291,9 +291,84 @@ std::unique_ptr<RepackedMatrix> repackQ4KExact(const WeightMatrix& w, ThreadPool
   return m;
 }
 
+bool isExactQ6KRepackable(const WeightMatrix& w) {
+  return w.type == GgmlType::Q6_K && w.data != nullptr && w.cols % kSuperBlock == 0 &&
+         fastSimdLevel() == SimdLevel::Avx512Vnni;
+}
+
+std::unique_ptr<RepackedMatrix> repackQ6KExact(const WeightMatrix& w, ThreadPool& pool,
+                                               bool releaseSource) {
+  if (!isExactQ6KRepackable(w)) return nullptr;
+  auto m = std::make_unique<RepackedMatrix>();
+  m->layout = RepackedLayout::SixK;
+  m->rows = w.rows;
+  m->cols = w.cols;
+  m->groups = (w.rows + kRepackGroupRows - 1) / kRepackGroupRows;
+  m->blocks = w.cols / kSuperBlock;
+  m->blockBytes = kSixKBytes;
+  m->quantBytes = kSixKD;
+  m->hasMin = false;
+  auto* raw = allocateRows(m->bytes());
+  m->storage = {raw, freeAligned};
+  std::memset(raw, 0, m->bytes());  // padding rows: zero quants and scales
+  for (int64_t c0 = 0; c0 < m->groups; c0 += kChunkGroups) {
+    const int64_t c1 = std::min(m->groups, c0 + kChunkGroups);
+    pool.parallelFor(c1 - c0, 1, [&](int64_t g0, int64_t g1, int) {
+      for (int64_t g = c0 + g0; g < c0 + g1; ++g)
+        for (int r = 0; r < kRepackGroupRows && g * kRepackGroupRows + r < w.rows; ++r) {
+          const auto* src = reinterpret_cast<const BlockQ6_K*>(
+              w.data + size_t(g * kRepackGroupRows + r) * w.rowBytes);
+          for (int64_t b = 0; b < m->blocks; ++b) {
+            uint8_t* blk = raw + (size_t(g) * size_t(m->blocks) + size_t(b)) * kSixKBytes;
+            const BlockQ6_K& q = src[b];
+            uint8_t v[256];  // q of each element, in the source's order (dequantize.cpp)
+            for (int h = 0; h < 2; ++h)
+              for (int l = 0; l < 32; ++l) {
+                const uint8_t a = q.ql[64 * h + l], c = q.ql[64 * h + 32 + l], hb = q.qh[32 * h + l];
+                v[128 * h + l] = uint8_t((a & 0x0f) | (hb & 3) << 4);
+                v[128 * h + 32 + l] = uint8_t((c & 0x0f) | ((hb >> 2) & 3) << 4);
+                v[128 * h + 64 + l] = uint8_t((a >> 4) | ((hb >> 4) & 3) << 4);
+                v[128 * h + 96 + l] = uint8_t((c >> 4) | ((hb >> 6) & 3) << 4);
+              }
+            for (int k = 0; k < 8; ++k)
+              for (int i = 0; i < 4; ++i) {
+                const int e = 4 * k + i;  // within a chunk
+                for (int j = 0; j < 4; ++j)
+                  blk[64 * (8 * j + k) + 4 * r + i] =
+                      uint8_t((v[64 * j + e] & 0x0f) | (v[64 * j + 32 + e] & 0x0f) << 4);
+                for (int h = 0; h < 2; ++h)
+                  blk[kSixKHigh + 64 * (8 * h + k) + 4 * r + i] =
+                      uint8_t(v[128 * h + e] >> 4 | (v[128 * h + 32 + e] >> 4) << 2 |
+                              (v[128 * h + 64 + e] >> 4) << 4 | (v[128 * h + 96 + e] >> 4) << 6);
+              }
+            for (int s = 0; s < 16; ++s)
+              blk[kSixKScales + 32 * (s / 2) + 2 * r + s % 2] = uint8_t(q.scales[s]);
+            std::memcpy(blk + kSixKD + 2 * r, &q.d, 2);
+          }
+        }
+    });
+    if (releaseSource) {
+      const int64_t r0 = c0 * kRepackGroupRows, r1 = std::min(w.rows, c1 * kRepackGroupRows);
+      releasePages(w.data + size_t(r0) * w.rowBytes, size_t(r1 - r0) * w.rowBytes);
+    }
+  }
+  return m;
+}
+
 void dequantizeRepackedRow(const RepackedMatrix& m, int64_t row, float* out) {
   const int64_t g = row / kRepackGroupRows;
   const int r = int(row % kRepackGroupRows);
+  if (m.layout == RepackedLayout::SixK) {  // as the source's dequantization computes it
+    for (int64_t b = 0; b < m.blocks; ++b) {
+      const uint8_t* blk = m.block(g, b);
+      const float d = fp16ToFloat(loadU16(blk + kSixKD + 2 * r));
+      for (int e = 0; e < 256; ++e) {
+        const int scale = int8_t(blk[kSixKScales + 32 * (e / 32) + 2 * r + (e % 32) / 16]);
+        out[256 * b + e] = d * float(scale) * float(sixKQuant(blk, r, e) - 32);
+      }
+    }
+    return;
+  }
   if (m.layout == RepackedLayout::NibbleK) {  // as the source's dequantization computes it
     for (int64_t b = 0; b < m.blocks; ++b) {
       const uint8_t* blk = m.block(g, b);

@@ -38,6 +38,15 @@
 //       64 j + 4 k + i (sub-block 2 j), its high nibble element 64 j + 32 + 4 k + i (2 j + 1);
 //       min[j][r] = {min of sub-block 2 j, min of sub-block 2 j + 1} of row r
 // and the weight is d * scale[s] * q - dmin * min[s], as in the source.
+//
+// SixK (Q6_K without loss, repackQ6KExact): a block is a whole super-block of 256 elements,
+// 3360 bytes per 16 rows (the source's 16 x 210), chunk c = elements 32 c .. 32 c + 31:
+//   u8 low[4][8][16][4] | u8 high[2][8][16][4] | i8 scale[8][16][2] | f16 d[16]
+//       low[j][k][r][i]: low nibble = the low 4 bits of q(r, 64 j + 4 k + i) (chunk 2 j), high
+//       nibble those of q(r, 64 j + 32 + 4 k + i) (chunk 2 j + 1); bits 2 c', 2 c' + 1 of
+//       high[h][k][r][i] = the top 2 bits of q(r, 32 (4 h + c') + 4 k + i), q in 0..63;
+//       scale[c][r] = {scale of sub-block 2 c, of 2 c + 1} of row r (16 elements each)
+// and the weight is d * scale[e / 16] * (q - 32), as in the source.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -50,20 +59,22 @@ namespace ember::cpu {
 class ThreadPool;
 struct WeightMatrix;
 
-enum class RepackedLayout { Nibble4, Int8, Nibble5, NibbleK };
+enum class RepackedLayout { Nibble4, Int8, Nibble5, NibbleK, SixK };
 
 constexpr int64_t kRepackGroupRows = 16;
 constexpr int64_t kRepackBlock = 32;
 // Byte offsets inside a NibbleK block.
 constexpr size_t kNibbleKScales = 2048, kNibbleKMins = 2176, kNibbleKD = 2304,
                  kNibbleKDmin = 2336, kNibbleKBytes = 2368;
+// Byte offsets inside a SixK block.
+constexpr size_t kSixKHigh = 2048, kSixKScales = 3072, kSixKD = 3328, kSixKBytes = 3360;
 
 struct RepackedMatrix {
   RepackedLayout layout = RepackedLayout::Nibble4;
   int64_t rows = 0;  // the source's, without the padding
   int64_t cols = 0;
   int64_t groups = 0;       // ceil(rows / 16)
-  int64_t blocks = 0;       // cols / 32 (NibbleK: cols / 256)
+  int64_t blocks = 0;       // cols / 32 (NibbleK, SixK: cols / 256)
   size_t blockBytes = 0;    // see the layouts above
   size_t quantBytes = 0;    // 256, 512 or 320: the f16 d follow, then the f16 m (hasMin)
   int quantOffset = 0;      // subtracted from every q (Q5_0: 16)
@@ -93,6 +104,14 @@ struct RepackedMatrix {
   size_t bytes() const { return size_t(groups) * size_t(blocks) * blockBytes; }
 };
 
+// q (0..63) of element e (0..255) of row r (0..15) in a SixK block, read as the layout says.
+inline int sixKQuant(const uint8_t* blk, int r, int e) {
+  const int c = e / 32, k = (e % 32) / 4, i = e % 4;
+  const uint8_t low = blk[64 * (8 * (c / 2) + k) + 4 * r + i];
+  const uint8_t high = blk[kSixKHigh + 64 * (8 * (c / 4) + k) + 4 * r + i];
+  return (c % 2 ? low >> 4 : low & 0x0f) | ((high >> (2 * (c % 4))) & 3) << 4;
+}
+
 // Whether `type` has a repacked layout.
 bool isRepackable(gguf::GgmlType type);
 
@@ -110,6 +129,13 @@ std::unique_ptr<RepackedMatrix> repackMatrix(const WeightMatrix& w, ThreadPool& 
 bool isExactQ4KRepackable(const WeightMatrix& w);
 // Repacks such a matrix into NibbleK (lossless; see above); null for any other matrix.
 std::unique_ptr<RepackedMatrix> repackQ4KExact(const WeightMatrix& w, ThreadPool& pool,
+                                               bool releaseSource = false);
+
+// Q6_K matrices (any row count: the reference Q6_K kernels' order does not depend on it) whose
+// fast SIMD level has SixK kernels (AVX-512 VNNI).
+bool isExactQ6KRepackable(const WeightMatrix& w);
+// Repacks such a matrix into SixK (lossless; see above); null for any other matrix.
+std::unique_ptr<RepackedMatrix> repackQ6KExact(const WeightMatrix& w, ThreadPool& pool,
                                                bool releaseSource = false);
 
 // Row `row` of a repacked matrix as float32 (cols values): d * q + m per weight, in float.

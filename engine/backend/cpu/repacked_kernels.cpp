@@ -139,11 +139,57 @@ void dotScalarNibbleK(const RepackedTask& task) {
   }
 }
 
+// SixK (repacked_kernels.h): the reference Q6_K kernels' integer sums and float steps.
+void dotScalarSixK(const RepackedTask& task) {
+  const RepackedMatrix& m = *task.m;
+  for (int64_t g = task.group0; g < task.group1; ++g) {
+    const int rows = int(std::min<int64_t>(kRepackGroupRows, m.rows - g * kRepackGroupRows));
+    for (int64_t t = 0; t < task.tokens; ++t) {
+      const quant::Q8xKRow xr = quant::q8xKRow(task.x + size_t(t) * task.xStride, m.cols);
+      float* y = task.y + t * task.yStride + g * kRepackGroupRows;
+      for (int r = 0; r < rows; ++r) {
+        float acc = 0.0f, lane[8] = {};
+        for (int64_t b = 0; b < m.blocks; ++b) {
+          const uint8_t* blk = m.block(g, b);
+          const int8_t* xq = xr.qs + 256 * b;
+          const int16_t* bs = xr.bsums + 16 * b;
+          auto scale = [&](int s) {  // sub-block s (16 elements) of row r
+            return int32_t(int8_t(blk[kSixKScales + 32 * (s / 2) + 2 * r + s % 2]));
+          };
+          int32_t sum[8];
+          for (int k = 0; k < 8; ++k) {
+            sum[k] = -32 * (scale(2 * k) * bs[2 * k] + scale(2 * k + 1) * bs[2 * k + 1]);
+            for (int c = 0; c < 8; ++c) {
+              int32_t p = 0;
+              for (int i = 0; i < 4; ++i)
+                p += sixKQuant(blk, r, 32 * c + 4 * k + i) * xq[32 * c + 4 * k + i];
+              sum[k] += scale(2 * c + k / 4) * p;
+            }
+          }
+          const float d = quant::fp16ToFloat(quant::loadU16(blk + kSixKD + 2 * r));
+          if (task.tiledOrder) {
+            int32_t total = 0;
+            for (int k = 0; k < 8; ++k) total += sum[k];
+            acc = std::fma(float(total) * d, xr.d[b], acc);
+          } else {
+            const float dd = d * xr.d[b];
+            for (int k = 0; k < 8; ++k) lane[k] = std::fma(dd, float(sum[k]), lane[k]);
+          }
+        }
+        y[r] = task.tiledOrder ? acc
+                               : ((lane[0] + lane[4]) + (lane[2] + lane[6])) +
+                                     ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 RepackedDotFn repackedKernelScalar(const RepackedMatrix& m) {
   using L = RepackedLayout;
   if (m.layout == L::NibbleK) return dotScalarNibbleK;
+  if (m.layout == L::SixK) return dotScalarSixK;
   if (m.llamaLanes)
     return m.layout == L::Nibble4   ? dotScalarLanes<L::Nibble4>
            : m.layout == L::Nibble5 ? dotScalarLanes<L::Nibble5>

@@ -16,6 +16,15 @@
 //                                      accMin = fma(float(M_c), dmin xd, accMin)
 //   other tokens, once per super-block with I = sum I_c and M = sum M_c;  y = acc - accMin.
 //
+// SixK (lossless Q6_K) runs on Q8xK activation rows too and follows the reference Q6_K kernels
+// (quant/x86_dot_kquants.h, tileQ6K), so it gives their bits. With P(k, c) the exact dot of
+// quad k (elements 4k..4k+3) of chunk c and s_c0, s_c1 the chunk's two sub-block scales:
+//   S_k = sum_c s_c(k / 4) P(k, c) - 32 (s_k0 bsum[2k] + s_k1 bsum[2k+1])    (exact)
+//   tiled order (products of at least kTiledMinTokens tokens), per super-block with I = sum S_k:
+//       acc = fma(float(I) * d, xd, acc), y = acc;
+//   otherwise llama.cpp's vec_dot order: lane_k = fma(d * xd, float(S_k), lane_k) per super-block,
+//       y = ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)).
+//
 // A task covers row groups [group0, group1) and `tokens` activation rows. The kernels walk the
 // tokens in tiles of up to kRepackTokenTile: the unpacked weights of a block stay in registers
 // for all tokens of a tile (1 token: decode; 2-8: batched decode; prompts loop the tiles).
@@ -40,6 +49,8 @@ struct RepackedTask {
   // NibbleK only (Q8xK rows): the leading tokens that take llama.cpp's order for tokens run in
   // groups of 4 (4 float steps per super-block); the others take its one-token order.
   int64_t groupedTokens = 0;
+  // SixK only: the product has at least kTiledMinTokens tokens (the reference's tiled order).
+  bool tiledOrder = false;
 };
 using RepackedDotFn = void (*)(const RepackedTask&);
 

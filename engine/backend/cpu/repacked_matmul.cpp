@@ -35,10 +35,11 @@ void repackedMatmulShared(ThreadPool& pool, std::span<const MatmulTarget> target
     throw Error("matmulShared: at most " + std::to_string(kMaxSharedTargets) + " matrices");
   const SimdLevel level = fastSimdLevel();
   const int64_t cols = targets[0].w->cols;
-  // NibbleK reads Q8xK activations, the other layouts Q8x32: a mix runs as separate products
-  // from a copy of x (a y may alias it).
+  // NibbleK and SixK read Q8xK activations, the other layouts Q8x32: a mix runs as separate
+  // products from a copy of x (a y may alias it).
   auto readsQ8xK = [](const MatmulTarget& t) {
-    return t.w->repacked != nullptr && t.w->repacked->layout == RepackedLayout::NibbleK;
+    return t.w->repacked != nullptr && (t.w->repacked->layout == RepackedLayout::NibbleK ||
+                                        t.w->repacked->layout == RepackedLayout::SixK);
   };
   const bool q8xK = readsQ8xK(targets[0]);
   for (const MatmulTarget& t : targets)
@@ -86,6 +87,7 @@ void repackedMatmulShared(ThreadPool& pool, std::span<const MatmulTarget> target
                                                     kRepackTokenTile * kRepackTokenTile);
   const int64_t grain = n == 1 && totalBytes < kParallelMinBytes ? totalGroups : 1;
   const int64_t groupedTokens = quant::repackedGroupTokens(n);  // NibbleK's order split
+  const bool tiledOrder = n >= quant::kTiledMinTokens;             // SixK's order
   pool.parallelFor(totalGroups, grain, [&](int64_t b, int64_t e, int) {
     for (int64_t t0 = 0; t0 < n; t0 += tokenTile) {
       const int64_t tokens = std::min(tokenTile, n - t0);
@@ -95,7 +97,7 @@ void repackedMatmulShared(ThreadPool& pool, std::span<const MatmulTarget> target
         const int64_t g1 = std::min(e, p.firstGroup + p.m->groups) - p.firstGroup;
         if (g0 >= g1) continue;
         p.dot({p.m, g0, g1, base + size_t(t0) * stride, stride, tokens, p.y + t0 * p.m->rows,
-               p.m->rows, std::clamp<int64_t>(groupedTokens - t0, 0, tokens)});
+               p.m->rows, std::clamp<int64_t>(groupedTokens - t0, 0, tokens), tiledOrder});
       }
     }
   });

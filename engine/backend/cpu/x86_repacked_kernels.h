@@ -235,6 +235,7 @@ void runRepacked(const RepackedTask& task) {
 #include "backend/cpu/x86_repacked_lanes.h"
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 #include "backend/cpu/x86_repacked_q4k.h"
+#include "backend/cpu/x86_repacked_q6k.h"
 #endif
 
 namespace ember::cpu {
@@ -244,7 +245,9 @@ RepackedDotFn x86RepackedKernel(const RepackedMatrix& m) {
   using L = RepackedLayout;
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
   if (m.layout == L::NibbleK) return runNibbleK;
+  if (m.layout == L::SixK) return runSixK;
 #else
+  if (m.layout == L::SixK) return nullptr;  // nor a SixK one
   if (m.layout == L::NibbleK) return nullptr;  // AVX2 has no NibbleK kernel: the scalar one
 #endif
   if (m.llamaLanes) return x86LaneKernel(m);

@@ -232,11 +232,27 @@ constexpr int kLaneTokenTile = 2;
 
 #endif
 
+}  // namespace
+}  // namespace ember::cpu
+
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#include "backend/cpu/x86_repacked_lanes_staged.h"
+#endif
+
+namespace ember::cpu {
+namespace {
+
 template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, bool kOffset16>
 void runLanes(const RepackedTask& task) {
   const RepackedMatrix& m = *task.m;
-  // More than one tile per group (batched decode, prompts): the first tile keeps the unpacked
-  // weights and the others read them, so a group's blocks are unpacked once per call.
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+  // Prompts and wide batches: every offset precomputed and the weights staged once per task
+  // (x86_repacked_lanes_staged.h); the same bits with less work per token.
+  if (task.tokens >= kStagedMinTokens)
+    return runStagedLanes<kLayout, kLane0Offset, kHasMin, kOffset16>(task);
+#endif
+  // More than one tile per group (batched decode of 3-7 tokens): the first tile keeps the
+  // unpacked weights and the others read them, so a group's blocks are unpacked once per call.
   const bool keep = kLanesKeepWeights && task.tokens > kLaneTokenTile && m.blocks <= kKeptLaneBlocks;
   uint8_t* kept = keep ? keptLaneWeights() : nullptr;
   const int32_t* offsets = keep && kLayout == RepackedLayout::Int8 ? int8QuadOffsets(task) : nullptr;

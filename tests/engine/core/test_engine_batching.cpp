@@ -3,7 +3,10 @@
 // with the prefix cache off: the CPU kernels of this model give bit-identical results whatever
 // the step's batch composition and chunking (llama.cpp's Q4_1/Q8_0 orders do not depend on the
 // token count, tests/engine/model/test_fidelity_llamacpp.cpp), so greedy answers must be equal
-// and logits equal within 1e-4 (stated tolerance; observed 0).
+// and logits equal within 1e-4 (stated tolerance; observed 0). The batched and cached checks also
+// run on the "approx" kernels, whose int8 attention of a several-token step (AVX-512 VNNI CPUs)
+// gives each query the same bits whatever shares its tile or step (ops/attention_int8.h); its
+// reference is then the same request alone on approx kernels.
 #include <QtTest>
 
 #include <cmath>
@@ -100,6 +103,7 @@ class EngineBatching : public QObject {
   std::unique_ptr<Engine> load(int32_t maxSequences, int32_t budget, bool caching,
                                int64_t kvCacheBytes = 0, int32_t context = 512) {
     EngineOptions o;
+    o.kernels = kernels_;
     o.modelPath = path_;
     o.threads = 2;
     o.contextLength = context;
@@ -110,7 +114,26 @@ class EngineBatching : public QObject {
     return Engine::load(o);
   }
 
-  std::vector<Answer> alone_;  // each question run alone, cache off
+  std::vector<Answer> alone_;  // each question run alone, cache off (fast kernels)
+  std::vector<Answer> aloneApprox_;  // the same on approx kernels, made when first needed
+  std::string kernels_ = "fast";
+
+  const std::vector<Answer>& aloneOn(const QString& kernels) {
+    kernels_ = kernels.toStdString();
+    if (kernels_ == "fast") return alone_;
+    if (aloneApprox_.empty()) {
+      auto engine = load(1, 512, false);
+      for (const std::string& q : kQuestions)
+        aloneApprox_.push_back(runTogether(*engine, {chat(conversation(q), 24)})[0]);
+    }
+    return aloneApprox_;
+  }
+
+  static void kernelRows() {
+    QTest::addColumn<QString>("kernels");
+    QTest::newRow("fast kernels") << QString("fast");
+    QTest::newRow("approx kernels") << QString("approx");
+  }
 
  private slots:
   void initTestCase() {
@@ -121,7 +144,10 @@ class EngineBatching : public QObject {
       alone_.push_back(runTogether(*engine, {chat(conversation(q), 24)})[0]);
   }
 
+  void eightRequestsTogetherEqualEachAlone_data() { kernelRows(); }
   void eightRequestsTogetherEqualEachAlone() {
+    QFETCH(QString, kernels);
+    const std::vector<Answer>& alone = aloneOn(kernels);
     // A 48-token budget mixes prompt chunks with other requests' decodes in most steps; the
     // shared system prompt is reused from the cache by requests admitted after the first.
     auto engine = load(8, 48, true);
@@ -130,17 +156,20 @@ class EngineBatching : public QObject {
     const std::vector<Answer> together = runTogether(*engine, std::move(requests));
     int reused = 0;
     for (size_t i = 0; i < kQuestions.size(); ++i) {
-      QCOMPARE(together[i].text, alone_[i].text);
-      QCOMPARE(together[i].stats.generatedTokens, alone_[i].stats.generatedTokens);
-      QCOMPARE(together[i].stats.finishReason, alone_[i].stats.finishReason);
-      QCOMPARE(together[i].stats.promptTokens, alone_[i].stats.promptTokens);
+      QCOMPARE(together[i].text, alone[i].text);
+      QCOMPARE(together[i].stats.generatedTokens, alone[i].stats.generatedTokens);
+      QCOMPARE(together[i].stats.finishReason, alone[i].stats.finishReason);
+      QCOMPARE(together[i].stats.promptTokens, alone[i].stats.promptTokens);
       reused += together[i].stats.cachedPromptTokens > 0;
     }
     QVERIFY2(reused >= 4, "the shared system prompt should be reused by later admissions");
     QCOMPARE(engine->kvCacheStats().referencedBlocks, 0);
   }
 
+  void cachedPromptMatchesColdRun_data() { kernelRows(); }
   void cachedPromptMatchesColdRun() {
+    QFETCH(QString, kernels);
+    kernels_ = kernels.toStdString();
     // Turn 2 of a chat resends turn 1 and its answer: served from the cache it must give the
     // same logits at every sampled position and the same greedy answer as a cold engine.
     auto turn2 = [](const std::string& firstAnswer) {
@@ -172,6 +201,7 @@ class EngineBatching : public QObject {
   }
 
   void preemptionUnderMemoryPressureGivesTheSameAnswers() {
+    kernels_ = "fast";
     // A pool of one 256-token context (16 blocks of 16) for 8 requests of ~70 prompt + 24
     // answer tokens (6 blocks each, 2 of them the shared system prompt): the newest are
     // preempted and recomputed, and the answers do not change.

@@ -219,7 +219,9 @@ class TestCpuFastKernels : public QObject {
 
   // The lossless types sum in llama.cpp's order (RepackedMatrix::llamaLanes), so their fast
   // products equal the reference kernels' bit for bit at the AVX2 level (the level whose order
-  // is llama.cpp's, the reference default), for 1-17 tokens and at every fast SIMD level.
+  // is llama.cpp's, the reference default), for 1-17 tokens and at every fast SIMD level
+  // (AVX-512 runs tasks of 8 tokens or more through the staged lane kernel, fewer through
+  // laneTile: both are checked here).
   // "Q5_0 fused" is approx mode's Q5_0 (llamaLanes cleared: one float step per block): every
   // level equals the scalar fused kernel bit for bit, and it is compared with the reference as
   // every type is at the AVX-512 level, whose reference kernels reorder the float sums: both

@@ -1,0 +1,142 @@
+#pragma once
+// The llama.cpp-order lane kernels (x86_repacked_lanes.h) for prompts, AVX-512 VNNI: the same
+// integer lane sums P_i and the same float steps, so the same bits, with less work per token.
+// - A row group's weights are unpacked once per task into an L1/L2 buffer of ready unsigned
+//   bytes (8 vectors of 16 rows x 4 elements per block), instead of once per 2-token tile.
+// - The offset that laneTile subtracts per lane and token (Q5_0's 16 S_i, Int8's 128 S_i, Q4_0's
+//   8 S in lane 0; S_i the sum of the activation quad, row-independent) is computed once per task
+//   for every token and block and becomes the start value of that lane's vpdpbusd.
+// So a lane of a token costs one vpdpbusd, one conversion and one fma.
+// Included by x86_repacked_lanes.h in the AVX-512 build only.
+#include <vector>
+
+namespace ember::cpu {
+namespace {
+
+// Tasks of at least this many tokens take the staged kernel (fewer: laneTile, which needs no
+// staging pass).
+constexpr int64_t kStagedMinTokens = 8;
+constexpr int kStagedTile = 2;  // tokens per tile: 16 accumulators
+
+// w[j] = elements 4j..4j+3 of the block's 16 rows as unsigned bytes (as laneTile unpacks them).
+template <RepackedLayout kLayout>
+inline void unpackLaneBlock(const uint8_t* blk, __m512i w[8]) {
+  if constexpr (kLayout != RepackedLayout::Int8) {
+    const __m512i lowNibble = _mm512_set1_epi8(0x0f);
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      const __m512i packed = _mm512_loadu_si512(blk + 64 * k);
+      w[k] = _mm512_and_si512(packed, lowNibble);
+      w[4 + k] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), lowNibble);
+    }
+    if constexpr (kLayout == RepackedLayout::Nibble5) {
+      const __m512i high = _mm512_loadu_si512(blk + 256), bit4 = _mm512_set1_epi8(16);
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) {
+        const __m512i moved = k < 4 ? _mm512_slli_epi16(high, 4 - k)
+                                    : k > 4 ? _mm512_srli_epi16(high, k - 4) : high;
+        w[k] = _mm512_ternarylogic_epi32(w[k], moved, bit4, 0xF8);  // w | (moved & bit4)
+      }
+    }
+  } else {
+    const __m512i flip = _mm512_set1_epi8(int8_t(0x80));  // q + 128
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) w[k] = _mm512_xor_si512(_mm512_loadu_si512(blk + 64 * k), flip);
+  }
+}
+
+struct StagedScratch {
+  std::vector<__m512i> weights;  // (blocks, 8) vectors of one row group
+  std::vector<int32_t> starts;   // (tokens, blocks, 8): each lane's vpdpbusd start value
+};
+
+template <RepackedLayout kLayout, bool kHasMin, int T>
+void stagedTile(const RepackedMatrix& m, int64_t g, const __m512i* w, const int32_t* starts,
+                const uint8_t* x, size_t xStride, float* y, int64_t yStride) {
+  Q8x32Row xr[T];
+  for (int t = 0; t < T; ++t) xr[t] = q8x32Row(x + size_t(t) * xStride, m.cols);
+  __m512 acc[T][8], accMin[T];
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) {
+    accMin[t] = _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) acc[t][i] = _mm512_setzero_ps();
+  }
+  const size_t startStride = size_t(m.blocks) * 8;
+  for (int64_t b = 0; b < m.blocks; ++b) {
+    const uint8_t* blk = m.block(g, b);
+    const __m512 dw = _mm512_cvtph_ps(quant::load256(blk + m.quantBytes));
+    __m512 dd[T];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) dd[t] = _mm512_mul_ps(dw, _mm512_set1_ps(xr[t].d[b]));
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+      const __m512i wi = _mm512_load_si512(w + 8 * b + i);
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        const __m512i start = _mm512_set1_epi32(starts[size_t(t) * startStride + 8 * b + i]);
+        const __m512i p = _mm512_dpbusd_epi32(
+            start, wi, _mm512_set1_epi32(loadQuad(xr[t].qs + 32 * b + 4 * i)));
+        acc[t][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd[t], acc[t][i]);
+      }
+    }
+    if constexpr (kHasMin) {
+      const __m512 mw = _mm512_cvtph_ps(quant::load256(blk + m.quantBytes + 32));
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t)
+        accMin[t] = _mm512_fmadd_ps(mw, _mm512_set1_ps(xr[t].s[b]), accMin[t]);
+    }
+  }
+  const int64_t rows = quant::minOf(kRepackGroupRows, m.rows - g * kRepackGroupRows);
+  const __mmask16 valid = __mmask16((1u << rows) - 1);
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) {  // laneTile's final sum
+    const __m512* a = acc[t];
+    __m512 v = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a[0], a[4]), _mm512_add_ps(a[2], a[6])),
+                             _mm512_add_ps(_mm512_add_ps(a[1], a[5]), _mm512_add_ps(a[3], a[7])));
+    if constexpr (kHasMin) v = _mm512_add_ps(v, accMin[t]);
+    _mm512_mask_storeu_ps(y + t * yStride + g * kRepackGroupRows, valid, v);
+  }
+}
+
+template <RepackedLayout kLayout, bool kLane0Offset, bool kHasMin, bool kOffset16>
+void runStagedLanes(const RepackedTask& task) {
+  const RepackedMatrix& m = *task.m;
+  thread_local StagedScratch scratch;
+  const size_t perToken = size_t(m.blocks) * 8;
+  scratch.starts.resize(size_t(task.tokens) * perToken);
+  scratch.weights.resize(perToken);
+  // The start values: -offset * S_i per lane (S_i: the quad's exact sum), -8 S in Q4_0's lane 0.
+  constexpr int32_t kOffset = kLayout == RepackedLayout::Int8 ? 128 : kOffset16 ? 16 : 0;
+  const __m256i ones = _mm256_set1_epi8(1);
+  for (int64_t t = 0; t < task.tokens; ++t) {
+    const Q8x32Row xr = q8x32Row(task.x + size_t(t) * task.xStride, m.cols);
+    int32_t* s = scratch.starts.data() + size_t(t) * perToken;
+    for (int64_t b = 0; b < m.blocks; ++b) {
+      __m256i v = _mm256_setzero_si256();
+      if constexpr (kOffset != 0) {
+        const __m256i sums = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones,
+                                                 quant::load256(xr.qs + 32 * b));
+        v = _mm256_mullo_epi32(sums, _mm256_set1_epi32(-kOffset));
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(s + 8 * b), v);
+      if constexpr (kLane0Offset) s[8 * b] -= 8 * xr.sum[b];
+    }
+  }
+  for (int64_t g = task.group0; g < task.group1; ++g) {
+    __m512i* w = scratch.weights.data();
+    for (int64_t b = 0; b < m.blocks; ++b) unpackLaneBlock<kLayout>(m.block(g, b), w + 8 * b);
+    int64_t t = 0;
+    for (; t + kStagedTile <= task.tokens; t += kStagedTile)
+      stagedTile<kLayout, kHasMin, kStagedTile>(m, g, w, scratch.starts.data() + size_t(t) * perToken,
+                                                task.x + size_t(t) * task.xStride, task.xStride,
+                                                task.y + t * task.yStride, task.yStride);
+    if (t < task.tokens)
+      stagedTile<kLayout, kHasMin, 1>(m, g, w, scratch.starts.data() + size_t(t) * perToken,
+                                      task.x + size_t(t) * task.xStride, task.xStride,
+                                      task.y + t * task.yStride, task.yStride);
+  }
+}
+
+}  // namespace
+}  // namespace ember::cpu
