@@ -5,6 +5,7 @@
 #include <QUuid>
 
 #include "client/remote_generator.h"
+#include "logging/app_log.h"
 #include "ember/error.h"
 
 namespace ember::app {
@@ -228,6 +229,13 @@ void ConnectionsModel::finishTest(const QString& id, bool reachable, const QStri
   c.models = models;
   c.modelContexts = contexts;
   c.roundTripMs = roundTripMs;
+  // The outcome goes to the log for support; the key never does (the status is built from the
+  // server's answer, which names no key).
+  const QString line = QStringLiteral("connection test: %1 (%2): %3").arg(c.name, c.baseUrl, status);
+  if (reachable)
+    log::info(line);
+  else
+    log::warn(line);
   emit dataChanged(index(row), index(row));
   emit tested(row);
 }

@@ -257,6 +257,10 @@ void ApiServer::Impl::installRoutes() {
         ctx.keyId = authenticate(req);
         handler(req, res, ctx);
       } catch (const ApiError& e) {
+        // A refused key leaves a trace (who knocked, on what) but never the key it presented.
+        if (e.status() == 401)
+          log->warn("request id={} endpoint={} status=401 from={} refused: {}", ctx.requestId,
+                    endpoint, req.remote_addr, e.what());
         sendError(res, e, &ctx);
       }
       metrics.countRequest(endpoint, res.status);

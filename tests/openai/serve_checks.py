@@ -19,7 +19,7 @@ from cancel_checks import check_prefill_disconnect, check_sigterm_streams, check
 from gateway_checks import check_bind, check_one_credential, check_path_models, check_rate_limits
 from limit_checks import check_limits
 from logprob_checks import check_logprobs
-from serve_support import Schemas, Server, metric, raw_request
+from serve_support import Schemas, Server, metric, raw_request, resident_kib, sanitized
 from ignored_field_checks import check_ignored_field_types
 from value_checks import (check_numeric_extremes, check_over_context_run, check_unknown_fields,
                           check_wrong_types)
@@ -279,6 +279,36 @@ def check_load(serve, model_path, workdir, _schemas):
         client = server.client(KEY)
         alone = [client.chat.completions.create(**chat_args(server.model_id, q, max_tokens=8))
                  .choices[0].message.content for q in questions]
+        # Resident memory after the warm-up is the baseline: after the load and after the kills
+        # it stays within 10% of it. The KV pool (--context tokens per slot) is allocated once
+        # and its pages become resident as blocks are first used; a fresh block is taken before
+        # a cached one is evicted, so the warm-up fills the pool once: one prompt of distinct
+        # numbers per slot, sized from the tokens a short one counted, prefilled together.
+        def numbers(first, count):  # six-digit numbers, all tokenized alike
+            return " ".join(str(100000 + n) for n in range(first, first + count))
+
+        def prompt_tokens(text):
+            return client.chat.completions.create(**chat_args(
+                server.model_id, text, max_tokens=1)).usage.prompt_tokens
+
+        short, longer = prompt_tokens(numbers(0, 50)), prompt_tokens(numbers(0, 100))
+        per_number = (longer - short) / 50
+        count = int((900 - (short - 50 * per_number)) / per_number)  # ~900 of a slot's 1024
+        warm = [threading.Thread(target=prompt_tokens, args=(numbers(10000 * (i + 1), count),))
+                for i in range(8)]
+        for t in warm: t.start()
+        for t in warm: t.join()
+        rss_before = resident_kib(server.process.pid)
+        sanitizer = sanitized(server.process.pid)
+
+        def check_resident(after, what):
+            print(f"load: resident {rss_before / 1024:.1f} MiB before, {after / 1024:.1f} MiB "
+                  f"after {what} ({100 * (after - rss_before) / rss_before:+.1f}%)"
+                  + (f"; not checked under {sanitizer}" if sanitizer else ""), flush=True)
+            if not sanitizer:
+                check(abs(after - rss_before) <= 0.10 * rss_before,
+                      f"resident memory after {what} within 10% of before "
+                      f"({after} KiB vs {rss_before} KiB)")
         results = [None] * 64
         barrier = threading.Barrier(64)
 
@@ -302,6 +332,7 @@ def check_load(serve, model_path, workdir, _schemas):
                       "ember_http_requests_in_flight"):
             check(metric(server.port, KEY, gauge) == 0, f"{gauge} back to 0 after the load")
         print(f"load: 64 streams, 8 slots, queue 64: {elapsed:.1f} s", flush=True)
+        check_resident(resident_kib(server.process.pid), "64 streams")
 
         # 16 clients killed mid-stream (8 running, 8 queued): every slot and block comes back.
         before = metric(server.port, KEY, "ember_client_disconnects_total")
@@ -329,6 +360,7 @@ def check_load(serve, model_path, workdir, _schemas):
         for gauge in ("ember_requests_running", "ember_requests_waiting", "ember_kv_blocks_used",
                       "ember_http_requests_in_flight"):
             check(metric(server.port, KEY, gauge) == 0, f"{gauge} back to 0 after 16 kills")
+        check_resident(resident_kib(server.process.pid), "16 kills")
 
     with Server(serve, model_path, workdir, "queue16", KEY, parallel=8, queue=16) as server:
         statuses = [None] * 64

@@ -106,6 +106,22 @@ def raw_request(port, method, path, body=None, headers=None, host=None):
     return status, rest.decode("utf-8", "replace"), hdrs
 
 
+def resident_kib(pid):
+    """The process's resident set (VmRSS in /proc/<pid>/status, in KiB)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError(f"no VmRSS for process {pid}")
+
+
+def sanitized(pid):
+    """The sanitizer runtime the process runs under ("libasan", "libtsan"), or None."""
+    with open(f"/proc/{pid}/maps") as f:
+        maps = f.read()
+    return next((lib for lib in ("libasan", "libtsan", "libhwasan") if lib in maps), None)
+
+
 def metric(port, key, name):
     """A sample's value from /metrics (name may carry its labels)."""
     text = httpx.get(f"http://127.0.0.1:{port}/metrics",
