@@ -17,6 +17,9 @@ EMBER_DEBIAN_PACKAGES=(
   qml6-module-qtquick-dialogs qml6-module-qtqml libqt6svg6 fonts-noto-cjk xvfb xauth
   xdotool xclip imagemagick tesseract-ocr qt6-l10n-tools libsource-highlight-dev
   python3 python3-pip python3-jinja2 unzip ca-certificates
+  # QtKeychain reaches the desktop keyring through libsecret, which it loads at run time; the
+  # keyring test runs a real Secret Service (gnome-keyring) on its own D-Bus session bus.
+  libsecret-1-0 gnome-keyring libsecret-tools dbus-daemon dbus-bin
 )
 
 if [ -t 1 ]; then _ember_on=$'\033[1;33m' _ember_err=$'\033[1;31m' _ember_off=$'\033[0m'

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, fetches the reference models, builds Ember and runs every test of
 # the suite (plain, build/; the I/O fault-injection tests of tests/fault are part of it), then
-# the whole CPU suite again under ASan + UBSan (asan, build-asan/: any finding fails), then the
-# threaded tests under TSan (tsan, build-tsan/), then every fuzz harness over its regression
-# inputs and for EMBER_FUZZ_SECONDS from its seeds (fuzz, build-fuzz/). The .deb built,
+# the threaded tests under TSan (tsan, build-tsan/), then every fuzz harness over its regression
+# inputs and for EMBER_FUZZ_SECONDS from its seeds (fuzz, build-fuzz/), then the CPU suite again
+# under ASan + UBSan (asan, build-asan/: any finding fails). The .deb built,
 # installed, run and purged (package, build-package/, needs root) runs only when
 # EMBER_TEST_PARTS names it.
 # CI's budget is 60 minutes on 2 cores; the times of each part are printed at the end (the
@@ -14,13 +14,13 @@
 # EMBER_TESTDATA (default ../shared/testdata), EMBER_LLAMACPP_DATA (default
 # ~/.cache/ember/llama.cpp-0.3.36, filled by scripts/fetch-llamacpp-vocab.sh),
 # EMBER_LLAMACPP_PEER_VENV (default ~/.cache/ember/venv-llamacpp-peer, scripts/setup-llamacpp-venv.sh), EMBER_TEST_PARTS
-# (default "plain asan tsan fuzz"; all: "plain asan tsan fuzz package"; ctest arguments apply to the
+# (default "plain tsan fuzz asan"; all: "plain asan tsan fuzz package"; ctest arguments apply to the
 # plain and asan parts),
 # EMBER_FUZZ_SECONDS (default here 30 per harness).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-parts="${EMBER_TEST_PARTS:-plain asan tsan fuzz}"
+parts="${EMBER_TEST_PARTS:-plain tsan fuzz asan}"
 export EMBER_FUZZ_SECONDS="${EMBER_FUZZ_SECONDS:-30}"
 timings=()
 run_part() {
