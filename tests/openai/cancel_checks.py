@@ -77,7 +77,7 @@ def check_prefill_disconnect(serve, model_path, workdir, key, check):
         closed_ms = (time.time() - sent) * 1000
         behind.join(timeout=60)
         check("answer" in queued, "the queued request was answered")
-        deadline = time.time() + 5
+        deadline = time.time() + 5 * server.patience
         while time.time() < deadline and metric(server.port, key, "ember_requests_running") > 0:
             time.sleep(0.02)
         check(metric(server.port, key, "ember_client_disconnects_total") == before + 1,
@@ -147,7 +147,7 @@ def check_stalled_reader(serve, model_path, workdir, key, check, write_timeout=2
                                                     messages=[{"role": "user", "content": "hi"}])
             served_meanwhile += answer.usage.completion_tokens == 4
         check(served_meanwhile == 3, "another client is answered while one stalls")
-        deadline = time.time() + 60
+        deadline = time.time() + 60 * server.patience
         while time.time() < deadline and (
                 metric(server.port, key, "ember_client_disconnects_total") < disconnects + 1 or
                 metric(server.port, key, "ember_requests_running") > 0):
@@ -195,7 +195,7 @@ def check_sigterm_streams(serve, model_path, workdir, key, check):
         first.wait(timeout=60)  # both running streams have text
         threads += [threading.Thread(target=stream, args=(i,)) for i in range(2, 4)]
         for t in threads[2:]: t.start()
-        deadline = time.time() + 10
+        deadline = time.time() + 10 * server.patience
         while time.time() < deadline and metric(server.port, key, "ember_requests_waiting") < 2:
             time.sleep(0.02)
         check(metric(server.port, key, "ember_requests_waiting") == 2, "two streams queued")

@@ -166,6 +166,9 @@ class Server:
             time.sleep(0.1)
         else:
             raise AssertionError("ember-serve did not become healthy")
+        # Under a sanitizer the server runs several times slower (and CI runs two such tests at
+        # once): every wait on it is stretched by this factor.
+        self.patience = 4 if sanitized(self.process.pid) else 1
         self.model_id = self.client(self.key).models.list().data[0].id
         return self
 
@@ -179,13 +182,14 @@ class Server:
 
     def client(self, key):
         return openai.OpenAI(base_url=f"http://127.0.0.1:{self.port}/v1", api_key=key,
-                             max_retries=0, timeout=120)
+                             max_retries=0, timeout=120 * self.patience)
 
-    def iter_sse(self, path, key, body, timeout=120):
+    def iter_sse(self, path, key, body, timeout=None):
         """Yields the data payloads of a streamed response as they arrive ("[DONE]" included);
         raises httpx.HTTPError when the connection fails or closes early."""
         with httpx.stream("POST", f"http://127.0.0.1:{self.port}{path}", json=body,
-                          timeout=timeout, headers={"Authorization": "Bearer " + key}) as response:
+                          timeout=timeout or 120 * self.patience,
+                          headers={"Authorization": "Bearer " + key}) as response:
             if response.status_code != 200:
                 raise AssertionError(f"stream answered {response.status_code}: {response.read()}")
             buffer = ""
@@ -202,6 +206,7 @@ class Server:
 
     def status_of_stream(self, key, body):
         with httpx.stream("POST", f"http://127.0.0.1:{self.port}/v1/chat/completions", json=body,
-                          timeout=120, headers={"Authorization": "Bearer " + key}) as response:
+                          timeout=120 * self.patience,
+                          headers={"Authorization": "Bearer " + key}) as response:
             response.read()
             return response.status_code
