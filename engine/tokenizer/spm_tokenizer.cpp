@@ -2,6 +2,7 @@
 
 #include <sentencepiece_processor.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <future>
 #include <optional>
@@ -9,6 +10,7 @@
 #include <unordered_map>
 
 #include "ember/error.h"
+#include "tokenizer/spm_encoder.h"
 #include "tokenizer/spm_model_proto.h"
 
 namespace ember {
@@ -55,13 +57,20 @@ bool modelAddsDummyPrefix(const spm::ModelProto& model) {
 
 class SentencePieceTokenizer final : public Tokenizer {
  public:
-  explicit SentencePieceTokenizer(bool addsDummyPrefix)
-      : addsDummyPrefix_(addsDummyPrefix),
-        processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
+  // Encodes with libsentencepiece once loadModel has run, or with Ember's own encoder once
+  // useOwnEncoder has.
+  explicit SentencePieceTokenizer(bool addsDummyPrefix) : addsDummyPrefix_(addsDummyPrefix) {}
+
+  // After setVocabulary: the texts, types and index the encoder reads are in place.
+  void useOwnEncoder(std::vector<float> scores, SpmPieceRules rules) {
+    encoder_ = std::make_unique<SpmEncoder>(*this, tokenTexts_, tokenTypes_, std::move(scores),
+                                            std::move(rules), addsDummyPrefix_);
+  }
 
   // loadModel and setVocabulary touch separate members, so they may run on two threads at once;
   // checkPieceCount once both are done.
   void loadModel(std::string_view serializedModel, const std::string& origin) {
+    processor_ = std::make_unique<sentencepiece::SentencePieceProcessor>();
     const auto status = processor_->LoadFromSerializedProto(serializedModel);
     if (!status.ok()) {
       throw Error("libsentencepiece rejected the tokenizer of " + origin + ": " +
@@ -105,9 +114,13 @@ class SentencePieceTokenizer final : public Tokenizer {
   size_t vocabSize() const override { return tokenTexts_.size(); }
   bool stripsLeadingSpace() const override { return addsDummyPrefix_; }
   std::string_view kindName() const override { return "sentencepiece"; }
+  SpmEncoderChoice encoderChoice() const {
+    return encoder_ ? SpmEncoderChoice::Own : SpmEncoderChoice::Library;
+  }
 
  protected:
   void encodeFragment(std::string_view fragment, std::vector<TokenId>& out) const override {
+    if (encoder_) return encoder_->encode(fragment, out);
     if (fragment.empty()) return;  // the library gives no dummy prefix to empty text either
     std::vector<int> ids;
     const auto status = processor_->Encode(fragment, &ids);
@@ -118,26 +131,12 @@ class SentencePieceTokenizer final : public Tokenizer {
  private:
   bool addsDummyPrefix_;
   std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
+  std::unique_ptr<SpmEncoder> encoder_;
 };
 
 std::optional<TokenId> idWithin(int32_t id, size_t vocabSize) {
   if (id < 0 || static_cast<size_t>(id) >= vocabSize) return std::nullopt;
   return id;
-}
-
-// llama.cpp stores user-defined pieces with real spaces (it matches them in the raw text), while
-// libsentencepiece matches them after the normalizer turned spaces into U+2581; spell them the
-// library's way unless that spelling is already another piece.
-void escapeUserDefinedSpaces(std::vector<spm::ModelPiece>& pieces) {
-  std::unordered_map<std::string, size_t> escapedToIndex;  // only the few pieces with spaces
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    const spm::ModelPiece& piece = pieces[i];
-    if (piece.type == TokenType::UserDefined && piece.text.find(' ') != std::string::npos)
-      escapedToIndex.emplace(replaceAll(piece.text, " ", kSpaceSymbol), i);
-  }
-  if (escapedToIndex.empty()) return;
-  for (const spm::ModelPiece& piece : pieces) escapedToIndex.erase(piece.text);
-  for (auto& [escaped, index] : escapedToIndex) pieces[index].text = escaped;
 }
 
 spm::ModelProto modelFromVocabulary(const GgufVocabulary& vocab) {
@@ -150,40 +149,20 @@ spm::ModelProto modelFromVocabulary(const GgufVocabulary& vocab) {
   }
   spm::ModelProto model;
   model.pieces.resize(n);
-  std::optional<size_t> firstUnknown;
+  const SpmPieceRules rules = spmPieceRulesOf(vocab.tokens, vocab.types, vocab.special.unk);
   for (size_t i = 0; i < n; ++i) {
     spm::ModelPiece& piece = model.pieces[i];
     piece.text = vocab.tokens[i];
     piece.score = vocab.scores[i];
     piece.type = i < vocab.types.size() ? vocab.types[i] : TokenType::Normal;
     if (piece.type == TokenType::Undefined) piece.type = TokenType::Normal;
-    if (piece.type == TokenType::Unknown && !firstUnknown) firstUnknown = i;
-    model.trainer.byteFallback |= piece.type == TokenType::Byte;
+    // Only one piece may be UNKNOWN; the others count as unused (see spmPieceRulesOf).
+    if (piece.type == TokenType::Unknown) piece.type = TokenType::Unused;
   }
-  // libsentencepiece needs exactly one UNKNOWN piece, while GGUF files carry zero or many (Phi-3
-  // types <unk> as a control token and its 53 padding pieces as unknown). The unknown piece is
-  // tokenizer.ggml.unknown_token_id when that names an unknown or control piece, else the first
-  // piece typed unknown; any other unknown-typed piece becomes unused, which libsentencepiece
-  // never produces from text, as llama.cpp never does for them.
-  std::optional<size_t> unk;
-  if (vocab.special.unk) {
-    const auto id = static_cast<size_t>(*vocab.special.unk);
-    const TokenType type = model.pieces[id].type;
-    if (type == TokenType::Unknown || type == TokenType::Control || !firstUnknown) unk = id;
-  }
-  if (!unk) unk = firstUnknown;
-  if (!unk) {
-    throw Error("the SentencePiece vocabulary has no unknown token (no token of type UNKNOWN "
-                "and no tokenizer.ggml.unknown_token_id)");
-  }
-  for (size_t i = 0; i < n; ++i) {
-    if (model.pieces[i].type == TokenType::Unknown && i != *unk) {
-      model.pieces[i].type = TokenType::Unused;
-    }
-  }
-  model.pieces[*unk].type = TokenType::Unknown;
-  model.trainer.unkId = static_cast<int32_t>(*unk);
-  escapeUserDefinedSpaces(model.pieces);
+  model.pieces[static_cast<size_t>(rules.unknown)].type = TokenType::Unknown;
+  model.trainer.unkId = rules.unknown;
+  model.trainer.byteFallback = rules.byteFallback;
+  for (const auto& [id, text] : rules.respelled) model.pieces[static_cast<size_t>(id)].text = text;
 
   // tokenizer.ggml.model "llama" means score-ordered merging of adjacent pieces with byte
   // fallback, which is libsentencepiece's BPE model (Llama 2's and Gemma's tokenizer.model are
@@ -215,9 +194,7 @@ std::string readWholeFile(const std::filesystem::path& path) {
   return std::move(bytes).str();
 }
 
-}  // namespace
-
-std::unique_ptr<Tokenizer> makeSentencePieceTokenizer(const GgufVocabulary& vocab) {
+std::unique_ptr<Tokenizer> makeLibraryTokenizer(const GgufVocabulary& vocab) {
   const std::string origin = "the GGUF vocabulary";
   std::string serialized;
   bool addsDummyPrefix = false;
@@ -242,6 +219,48 @@ std::unique_ptr<Tokenizer> makeSentencePieceTokenizer(const GgufVocabulary& voca
   library.get();  // rethrows the library's refusal
   tokenizer->checkPieceCount(origin);
   return tokenizer;
+}
+
+}  // namespace
+
+SpmEncoderChoice defaultSpmEncoder() {
+  const char* value = std::getenv("EMBER_SPM_ENCODER");
+  if (value == nullptr || *value == '\0' || std::string_view(value) == "ember")
+    return SpmEncoderChoice::Own;
+  if (std::string_view(value) == "libsentencepiece") return SpmEncoderChoice::Library;
+  throw Error("EMBER_SPM_ENCODER is '" + std::string(value) +
+              "'; it may be 'ember' (the default) or 'libsentencepiece'");
+}
+
+std::unique_ptr<Tokenizer> makeSentencePieceTokenizer(const GgufVocabulary& vocab) {
+  return makeSentencePieceTokenizer(vocab, defaultSpmEncoder());
+}
+
+std::unique_ptr<Tokenizer> makeSentencePieceTokenizer(const GgufVocabulary& vocab,
+                                                      SpmEncoderChoice choice) {
+  if (choice == SpmEncoderChoice::Library) return makeLibraryTokenizer(vocab);
+  const size_t n = vocab.tokens.size();
+  if (n == 0) throw Error("the SentencePiece vocabulary (tokenizer.ggml.tokens) is empty");
+  if (vocab.scores.size() != n) {
+    throw Error("a SentencePiece vocabulary needs tokenizer.ggml.scores for each of its " +
+                std::to_string(n) + " tokens (found " + std::to_string(vocab.scores.size()) +
+                ")");
+  }
+  SpmPieceRules rules = spmPieceRulesOf(vocab.tokens, vocab.types, vocab.special.unk);
+  // The same settings modelFromVocabulary gives the library: dummy prefix unless the GGUF says
+  // otherwise, no whitespace removal, no charsmap.
+  auto tokenizer = std::make_unique<SentencePieceTokenizer>(vocab.addSpacePrefix.value_or(true));
+  std::vector<TokenType> types = vocab.types;
+  types.resize(n, TokenType::Normal);
+  tokenizer->setVocabulary(vocab.tokens, std::move(types), vocab.special);
+  tokenizer->useOwnEncoder(vocab.scores, std::move(rules));
+  return tokenizer;
+}
+
+std::optional<SpmEncoderChoice> spmEncoderOf(const Tokenizer& tokenizer) {
+  const auto* spm = dynamic_cast<const SentencePieceTokenizer*>(&tokenizer);
+  if (spm == nullptr) return std::nullopt;
+  return spm->encoderChoice();
 }
 
 std::string sentencePieceModelOf(const GgufVocabulary& vocab) {

@@ -25,6 +25,8 @@ using ember::TokenId;
 using ember::Tokenizer;
 using ember::TokenType;
 
+Q_DECLARE_METATYPE(ember::SpmEncoderChoice)
+
 namespace {
 
 QByteArray readAll(const QString& path) {
@@ -169,15 +171,22 @@ class TestSpmLlama : public QObject {
     QCOMPARE(fromModelFile_->encode("Hello world", false, true, true), expected);
   }
 
-  // Vocabularies libsentencepiece cannot take fail with the reason; one whose <unk> is marked
-  // CONTROL (as in Gemma GGUFs) is accepted through tokenizer.ggml.unknown_token_id.
+  // Vocabularies libsentencepiece cannot take fail with the reason, with either encoder; one whose
+  // <unk> is marked CONTROL (as in Gemma GGUFs) is accepted through
+  // tokenizer.ggml.unknown_token_id.
+  void vocabularyChecks_data() {
+    QTest::addColumn<ember::SpmEncoderChoice>("choice");
+    QTest::newRow("own") << ember::SpmEncoderChoice::Own;
+    QTest::newRow("libsentencepiece") << ember::SpmEncoderChoice::Library;
+  }
   void vocabularyChecks() {
+    QFETCH(ember::SpmEncoderChoice, choice);
     EMBER_REQUIRE_TESTDATA(vocabPath, "tokenizer/ggml-vocab-llama-spm.gguf");
     const auto file = ember::gguf::GgufFile::open(vocabPath.toStdString());
     const ember::GgufVocabulary vocab = ember::readGgufVocabulary(*file);
-    auto messageFor = [](const ember::GgufVocabulary& v) -> QString {
+    auto messageFor = [&](const ember::GgufVocabulary& v) -> QString {
       try {
-        ember::makeSentencePieceTokenizer(v);
+        ember::makeSentencePieceTokenizer(v, choice);
       } catch (const ember::Error& e) {
         return QString::fromStdString(e.what());
       }
@@ -189,16 +198,22 @@ class TestSpmLlama : public QObject {
     ember::GgufVocabulary duplicate = vocab;
     duplicate.tokens[300] = duplicate.tokens[301];
     const QString duplicateMessage = messageFor(duplicate);
-    QVERIFY2(duplicateMessage.contains("libsentencepiece rejected") &&
-                 duplicateMessage.contains("already defined"),
-             qPrintable(duplicateMessage));
+    const bool named = choice == ember::SpmEncoderChoice::Own
+                           ? duplicateMessage.contains("(id 301) is already defined (id 300)")
+                           : duplicateMessage.contains("libsentencepiece rejected") &&
+                                 duplicateMessage.contains("already defined");
+    QVERIFY2(named, qPrintable(duplicateMessage));
+    ember::GgufVocabulary empty = vocab;
+    empty.tokens[300].clear();
+    QVERIFY(!messageFor(empty).isEmpty());
     ember::GgufVocabulary noUnknown = vocab;
     noUnknown.types[0] = TokenType::Control;
     noUnknown.special.unk.reset();
     QVERIFY(messageFor(noUnknown).contains("no unknown token"));
     noUnknown.special.unk = 0;
     const std::vector<TokenId> expected = {15043, 3186};  // .out: "Hello world"
-    QCOMPARE(ember::makeSentencePieceTokenizer(noUnknown)->encode("Hello world", false), expected);
+    QCOMPARE(ember::makeSentencePieceTokenizer(noUnknown, choice)->encode("Hello world", false),
+             expected);
   }
 
   void rejectsBadModelFiles() {
