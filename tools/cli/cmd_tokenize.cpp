@@ -1,5 +1,7 @@
 // ember-cli tokenize / detokenize: the tokenizers seen from outside, for checking them against
 // other implementations. Output is exactly the ids (one line) or exactly the text.
+#include <algorithm>
+#include <chrono>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +12,8 @@
 #include "cli_args.h"
 #include "ember/error.h"
 #include "gguf/gguf_file.h"
+#include "tokenizer/gguf_vocabulary.h"
+#include "tokenizer/spm_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ember::cli {
@@ -75,6 +79,46 @@ int runTokenize(const Args& args) {
   }
   line += '\n';
   std::fwrite(line.data(), 1, line.size(), stdout);
+  return 0;
+}
+
+// Encode time of one text with Ember's own SentencePiece encoder and with libsentencepiece, in one
+// process, repetitions interleaved, and the ratio; fails when the ids differ.
+int runTokenizeBench(const Args& args) {
+  const ParsedArgs parsed(args, {"--vocab", "--text-file", "--repetitions"}, {"--special"});
+  rejectPositional(parsed);
+  const std::string text = readFile(parsed.required("--text-file"));
+  const int repetitions = std::stoi(parsed.value("--repetitions").value_or("5"));
+  if (repetitions < 1) throw Error("--repetitions must be at least 1");
+  const auto file = gguf::GgufFile::open(parsed.required("--vocab"));
+  const GgufVocabulary vocab = readGgufVocabulary(*file);
+  if (vocab.model != "llama") throw Error("tokenize-bench needs a SentencePiece (llama) vocabulary");
+  const auto own = makeSentencePieceTokenizer(vocab, SpmEncoderChoice::Own);
+  const auto library = makeSentencePieceTokenizer(vocab, SpmEncoderChoice::Library);
+  const bool special = parsed.flag("--special");
+  std::vector<double> ownMs, libraryMs;
+  size_t tokens = 0;
+  for (int r = 0; r < repetitions; ++r) {
+    std::vector<TokenId> ids[2];
+    const Tokenizer* both[2] = {own.get(), library.get()};
+    for (int which = 0; which < 2; ++which) {
+      const auto start = std::chrono::steady_clock::now();
+      ids[which] = both[which]->encode(text, special);
+      const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+      (which == 0 ? ownMs : libraryMs).push_back(took.count());
+    }
+    if (ids[0] != ids[1]) throw Error("the two encoders gave different ids for this text");
+    tokens = ids[0].size();
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const double o = median(ownMs), l = median(libraryMs);
+  std::printf("%zu bytes, %zu tokens, %d repetitions (median ms): ember %.1f (min %.1f), "
+              "libsentencepiece %.1f (min %.1f); libsentencepiece / ember = %.2fx\n",
+              text.size(), tokens, repetitions, o, *std::min_element(ownMs.begin(), ownMs.end()),
+              l, *std::min_element(libraryMs.begin(), libraryMs.end()), l / o);
   return 0;
 }
 

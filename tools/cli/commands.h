@@ -11,6 +11,7 @@ using Args = std::vector<std::string>;
 int runInspect(const Args& args);         // cmd_inspect.cpp
 int runTokenize(const Args& args);        // cmd_tokenize.cpp
 int runDetokenize(const Args& args);      // cmd_tokenize.cpp
+int runTokenizeBench(const Args& args);   // cmd_tokenize.cpp
 int runRenderTemplate(const Args& args);  // cmd_render_template.cpp
 int runGenerate(const Args& args);        // cmd_generate.cpp
 int runChat(const Args& args);            // cmd_generate.cpp

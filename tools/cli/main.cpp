@@ -15,6 +15,7 @@ constexpr const char* kUsage =
     "  inspect FILE.gguf [--json]\n"
     "  tokenize --vocab FILE.gguf (--text S | --text-file F) [--special] [--add-bos]\n"
     "  detokenize --vocab FILE.gguf --ids \"1 2 3\" [--special]\n"
+    "  tokenize-bench --vocab FILE.gguf --text-file F [--repetitions R] [--special]\n"
     "  render-template (--template FILE.jinja | --model FILE.gguf) --messages FILE.json\n"
     "                  [--add-generation-prompt] [--bos S] [--eos S]\n"
     "  generate --model M (--prompt S | --messages F.json) [--max-tokens N] [--temperature T]\n"
@@ -85,6 +86,7 @@ int main(int argc, char** argv) {
     if (command == "inspect") return ember::cli::runInspect(args);
     if (command == "tokenize") return ember::cli::runTokenize(args);
     if (command == "detokenize") return ember::cli::runDetokenize(args);
+    if (command == "tokenize-bench") return ember::cli::runTokenizeBench(args);
     if (command == "render-template") return ember::cli::runRenderTemplate(args);
     if (command == "generate") return ember::cli::runGenerate(args);
     if (command == "chat") return ember::cli::runChat(args);
