@@ -60,6 +60,9 @@ class SentencePieceTokenizer final : public Tokenizer {
   // Encodes with libsentencepiece once loadModel has run, or with Ember's own encoder once
   // useOwnEncoder has.
   explicit SentencePieceTokenizer(bool addsDummyPrefix) : addsDummyPrefix_(addsDummyPrefix) {}
+  // The own encoder refers to this object's vocabulary, so it stays where it was built.
+  SentencePieceTokenizer(const SentencePieceTokenizer&) = delete;
+  SentencePieceTokenizer& operator=(const SentencePieceTokenizer&) = delete;
 
   // After setVocabulary: the texts, types and index the encoder reads are in place.
   void useOwnEncoder(std::vector<float> scores, SpmPieceRules rules) {
