@@ -282,12 +282,17 @@ void SpmEncoder::encode(std::string_view fragment, std::vector<TokenId>& out) co
     consider(top.left, left.next);
   }
 
+  // Unknown pieces become their bytes' pieces with byte fallback; without it, a run of them is
+  // one unknown token (libsentencepiece joins them so that a decoder sees one unknown span).
+  bool previousUnknown = false;
   const auto emit = [&](std::string_view piece, TokenId id) {
-    if (id == unknown_ && byteFallback_) {
+    const bool unknown = id == unknown_;
+    if (unknown && byteFallback_) {
       for (char c : piece) out.push_back(byteIds_[static_cast<uint8_t>(c)]);
-    } else {
+    } else if (!(unknown && previousUnknown)) {
       out.push_back(id);
     }
+    previousUnknown = unknown;
   };
   std::function<void(std::string_view)> resegment = [&](std::string_view piece) {
     TokenId id = find(piece);

@@ -4,7 +4,8 @@
 // highest score merges first (the leftmost pair on a tie), with libsentencepiece's identity
 // normalization (optional dummy-prefix space, spaces spelled U+2581, one U+FFFD per ill-formed
 // byte), user-defined pieces kept whole, pieces of type UNUSED split back into the pair they were
-// merged from, and unknown characters spelled as <0xHH> byte pieces when the vocabulary has them.
+// merged from, and unknown characters spelled as <0xHH> byte pieces when the vocabulary has them
+// (else a run of them is one unknown token).
 //
 // It holds no copy of the vocabulary: texts and the text -> id index are the Tokenizer's own. Its
 // own heap is the scores (4 bytes a piece), the ids of user-defined pieces sorted by text (for

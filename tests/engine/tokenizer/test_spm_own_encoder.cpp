@@ -198,6 +198,48 @@ class TestSpmOwnEncoder : public QObject {
     QVERIFY2(trips.isEmpty(), qPrintable(trips.join('\n')));
   }
 
+  // Llama 2's vocabulary changed where the real files do not reach: without byte pieces (unknown
+  // characters give <unk>), with user-defined pieces spelled with spaces (which the library
+  // matches in their U+2581 spelling), UNUSED pieces (merged, then split back into their pair)
+  // and a second UNKNOWN-typed piece (unused too).
+  void llamaVariants_data() {
+    QTest::addColumn<QString>("variant");
+    for (const char* v : {"no byte fallback", "user-defined with spaces", "unused pieces"})
+      QTest::newRow(v) << QString(v);
+  }
+  void llamaVariants() {
+    QFETCH(QString, variant);
+    EMBER_REQUIRE_TESTDATA(path, "tokenizer/ggml-vocab-llama-spm.gguf");
+    const auto file = ember::gguf::GgufFile::open(path.toStdString());
+    ember::GgufVocabulary vocab = ember::readGgufVocabulary(*file);
+    std::vector<std::string> texts = corpus();
+    if (variant == "no byte fallback") {
+      for (TokenType& type : vocab.types)
+        if (type == TokenType::Byte) type = TokenType::Normal;
+    } else if (variant == "user-defined with spaces") {
+      // ids 29000-29002 are rare CJK pieces; their texts become user-defined ones.
+      const char* pieces[] = {"hello world", "  ", " x y "};
+      for (int i = 0; i < 3; ++i) {
+        vocab.tokens[29000 + i] = pieces[i];
+        vocab.types[29000 + i] = TokenType::UserDefined;
+      }
+      for (const char* t : {"say hello world  now", " x y  x y ", "hello  world", "a  b"})
+        texts.push_back(t);
+    } else {
+      // Common merges become UNUSED ("▁the" 278, "in" 262, "er" 261, "▁t" 260 and a run of
+      // others), and one piece becomes a second UNKNOWN.
+      for (TokenId id : {260, 261, 262, 278}) vocab.types[static_cast<size_t>(id)] = TokenType::Unused;
+      for (size_t id = 3000; id < 3400; ++id) vocab.types[id] = TokenType::Unused;
+      vocab.types[4000] = TokenType::Unknown;
+    }
+    const Pair p{ember::makeSentencePieceTokenizer(vocab, SpmEncoderChoice::Own),
+                 ember::makeSentencePieceTokenizer(vocab, SpmEncoderChoice::Library)};
+    for (const auto& c : ember::test::readVocabCases(path)) texts.push_back(c.text);
+    for (std::string& text : randomTexts(*p.library, 11, 2000)) texts.push_back(std::move(text));
+    const QStringList diff = differences(p, texts);
+    QVERIFY2(diff.isEmpty(), qPrintable(diff.join('\n')));
+  }
+
   // Phi-3: <unk> typed CONTROL, 53 padding pieces typed UNKNOWN (unused for both encoders).
   void phi3Random() {
     EMBER_REQUIRE_PATH(path, findLlamaCppVocab, QStringLiteral("phi-3"));
