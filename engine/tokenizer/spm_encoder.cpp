@@ -5,7 +5,6 @@
 #include <functional>
 #include <queue>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "ember/error.h"
 
@@ -308,12 +307,6 @@ void SpmEncoder::encode(std::string_view fragment, std::vector<TokenId>& out) co
   };
   for (int32_t i = symbols.empty() ? -1 : 0; i >= 0; i = symbols[i].next)
     resegment(viewOf(symbols[i]));
-}
-
-size_t SpmEncoder::heapBytes() const {
-  size_t bytes = scores_.capacity() * sizeof(float) + userDefinedByText_.capacity() * sizeof(userDefinedByText_[0]);
-  for (const auto& [text, id] : respelled_) bytes += sizeof(text) + sizeof(id) + text.capacity();
-  return bytes;
 }
 
 }  // namespace ember

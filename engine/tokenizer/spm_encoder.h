@@ -51,7 +51,6 @@ class SpmEncoder {
   // Appends the ids of `fragment` (text without special tokens) to `out`.
   void encode(std::string_view fragment, std::vector<TokenId>& out) const;
 
-  size_t heapBytes() const;
 
  private:
   // A piece as libsentencepiece files it: merge targets (NORMAL, USER_DEFINED), UNUSED (merge
