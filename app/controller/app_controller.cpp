@@ -332,6 +332,12 @@ QString AppController::clipboardText() const {
   return clipboard ? clipboard->text() : QString();
 }
 
+QString AppController::selectionText() const {
+  const QClipboard* clipboard = QGuiApplication::clipboard();
+  return clipboard && clipboard->supportsSelection() ? clipboard->text(QClipboard::Selection)
+                                                     : QString();
+}
+
 void AppController::onPiece(const QString& key, const QString& text, double ms) {
   const auto it = active_.find(key);
   if (it == active_.end()) return;

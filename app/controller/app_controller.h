@@ -177,6 +177,9 @@ class AppController : public QObject {
   // The clipboard's text (Qt Quick has no clipboard type): the composer asks how long a paste is
   // before its text field takes it.
   Q_INVOKABLE QString clipboardText() const;
+  // The primary selection's text, for a middle-click paste (X11, and Wayland's primary
+  // selection); empty where the platform has none.
+  Q_INVOKABLE QString selectionText() const;
   Q_INVOKABLE int messageRow(qint64 messageId) const { return messages_.rowOf(messageId); }
   Q_INVOKABLE bool isGenerating(qint64 conversationId) const {
     return !activeKeyFor(conversationId).isEmpty();
