@@ -47,6 +47,9 @@ class CpuBackend final : public Backend {
   // greedy continuations leave llama.cpp's on 2 of 6 golden prompts even with float attention
   // that only skips llama.cpp's fp16 rounding of the softmax weights.)
   bool quantizedAttention() const;
+  // Whether several-token steps take the AMX bf16 attention (ops/attention_amx.h): fast and
+  // approx kernels (where approx's int8 attention does not apply), AMX usable, head sizes fit.
+  bool amxAttention() const;
 
  private:
   friend class CpuLayerOps;  // the layer operations (cpu_backend_layer.cpp) run on our buffers

@@ -7,6 +7,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/ops/activations.h"
+#include "backend/cpu/ops/attention_amx.h"
 #include "backend/cpu/ops/attention_int8.h"
 #include "backend/cpu/ops/norm.h"
 #include "model/transformer_layer.h"
@@ -283,8 +284,14 @@ void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
           ? ops::quantizedAttentionKernels()
           : nullptr;
   if (quantized) quantizeKv(layer, step, *quantized);
-  AttentionTiling tiling = attentionTiling(c_);
-  if (quantized && tiling.heads * 16 <= ops::kMaxTileQueries) tiling.tokens = 16;
+  // Fast kernels: several-token steps on AMX where the CPU has it (ops/attention_amx.h), in tiles
+  // of 16 tokens where they fit (16-column tiles of queries; 3 heads x 16 = 48). A tile it
+  // declines (a non-finite operand) goes to attendHeads in tiles of the reference's size, whose
+  // scratch the workspace holds.
+  const bool amx = !quantized && b_.amxAttention();
+  const AttentionTiling referenceTiling = attentionTiling(c_);
+  AttentionTiling tiling = referenceTiling;
+  if ((quantized || amx) && tiling.heads * 16 <= ops::kMaxTileQueries) tiling.tokens = 16;
   const int32_t headSlices = (groupSize + tiling.heads - 1) / tiling.heads;
   int64_t tiles = 0;
   for (int64_t t = 0; t < tokens_;) {
@@ -330,9 +337,13 @@ void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
                               size_t(kvHead)],
             c_.headDim, c_.valueDim, step.scoreScale,
             ws_.quantizedScratch.data() + int64_t(thread) * ws_.quantizedStride);
-      else
-        ops::attendHeads({queries, size_t(count)}, kv, s.blockTable, kvHead, step.scoreScale,
-                         stepKind, scratch, step.softcap);
+      else if (!(amx && stepKind == ops::StepKind::SeveralTokens &&
+                 ops::attendHeadsAmx({queries, size_t(count)}, kv, s.blockTable, kvHead,
+                                     step.scoreScale, step.softcap)))
+        for (int i = 0; i < count; i += referenceTiling.queries())
+          ops::attendHeads({queries + i, size_t(std::min(referenceTiling.queries(), count - i))},
+                           kv, s.blockTable, kvHead, step.scoreScale, stepKind, scratch,
+                           step.softcap);
     }
   });
 }
