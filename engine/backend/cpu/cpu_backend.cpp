@@ -44,12 +44,13 @@ CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& con
 }
 
 bool CpuBackend::quantizedAttention() const {
-  return kernels_ == KernelMode::Approx && ops::quantizedAttentionKernels() != nullptr &&
+  return kernels_ == KernelMode::Approx && !amxAttention() &&
+         ops::quantizedAttentionKernels() != nullptr &&
          ops::quantizedAttentionFits(config_.headDim, config_.valueDim);
 }
 
 bool CpuBackend::amxAttention() const {
-  return kernels_ != KernelMode::Reference && ops::amxAttentionAvailable() &&
+  return kernels_ == KernelMode::Approx && ops::amxAttentionAvailable() &&
          ops::amxAttentionFits(config_.headDim, config_.valueDim);
 }
 

@@ -21,4 +21,22 @@ bool amxAttentionFits(int32_t headDim, int32_t valueDim) {
          headDim <= 512 && valueDim <= 512;
 }
 
+int64_t amxKvBytes(int32_t count, int32_t headDim, int32_t valueDim) {
+  return int64_t(count) * (headDim + valueDim) * 2 * int64_t(sizeof(uint16_t)) + count / 32;
+}
+
+AmxKv carveAmxKv(uint8_t* bytes, int32_t first, int32_t count, int32_t headDim,
+                 int32_t valueDim) {
+  AmxKv rows;
+  rows.first = first;
+  rows.count = count;
+  auto* halves = reinterpret_cast<uint16_t*>(bytes);  // callers pass 2-byte aligned storage
+  rows.keyHi = halves;
+  rows.keyLo = rows.keyHi + int64_t(count) * headDim;
+  rows.valueHi = rows.keyLo + int64_t(count) * headDim;
+  rows.valueLo = rows.valueHi + int64_t(count) * valueDim;
+  rows.nonFinite = reinterpret_cast<uint8_t*>(rows.valueLo + int64_t(count) * valueDim);
+  return rows;
+}
+
 }  // namespace ember::cpu::ops
