@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "backend/cpu/ops/activations.h"
+#include "backend/cpu/ops/attention_amx.h"
 #include "backend/cpu/ops/attention_int8.h"
 #include "model/model_weights.h"
 
@@ -43,14 +44,22 @@ CpuBackend::CpuBackend(const gguf::GgufFile& file, const model::ModelConfig& con
 }
 
 bool CpuBackend::quantizedAttention() const {
-  return kernels_ == KernelMode::Approx && ops::quantizedAttentionKernels() != nullptr &&
+  return kernels_ == KernelMode::Approx && !amxAttention() &&
+         ops::quantizedAttentionKernels() != nullptr &&
          ops::quantizedAttentionFits(config_.headDim, config_.valueDim);
+}
+
+bool CpuBackend::amxAttention() const {
+  return kernels_ == KernelMode::Approx && ops::amxAttentionAvailable() &&
+         ops::amxAttentionFits(config_.headDim, config_.valueDim);
 }
 
 std::string CpuBackend::name() const {
   const SimdLevel level = kernels_ == KernelMode::Reference ? simdLevel() : fastSimdLevel();
   return std::string("cpu (") + simdLevelName(level) + ", " + kernelModeName(kernels_) +
-         " kernels, " + (quantizedAttention() ? "int8 attention, " : "") +
+         " kernels, " + (quantizedAttention() ? "int8 attention, "
+                               : amxAttention()     ? "amx attention, "
+                                                    : "") +
          std::to_string(pool_.size()) + " threads)";
 }
 

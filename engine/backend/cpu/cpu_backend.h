@@ -47,6 +47,12 @@ class CpuBackend final : public Backend {
   // greedy continuations leave llama.cpp's on 2 of 6 golden prompts even with float attention
   // that only skips llama.cpp's fp16 rounding of the softmax weights.)
   bool quantizedAttention() const;
+  // Whether several-token steps take the AMX bf16 attention (ops/attention_amx.h) instead of the
+  // int8 one: approx kernels, AMX usable (EMBER_CPU_AMX=0 turns it off), head sizes fit. Not
+  // fast: its different fp32 summation order flips enough of SmolLM2's and Gemma-3's greedy
+  // continuations against llama.cpp to miss fast's bounds (as any attention but the reference's
+  // order does).
+  bool amxAttention() const;
 
  private:
   friend class CpuLayerOps;  // the layer operations (cpu_backend_layer.cpp) run on our buffers

@@ -7,6 +7,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/ops/activations.h"
+#include "backend/cpu/ops/attention_amx.h"
 #include "backend/cpu/ops/attention_int8.h"
 #include "backend/cpu/ops/norm.h"
 #include "model/transformer_layer.h"
@@ -96,6 +97,8 @@ class CpuLayerOps final : public model::LayerOps {
   // The int8 attention's keys and values for this layer and step (ws_.quantizedRows).
   void quantizeKv(int32_t layer, const model::AttentionStep& step,
                   const ops::QuantizedAttentionKernels& kernels);
+  // The AMX attention's keys and values for this layer and step (ws_.amxRows).
+  void splitKvForAmx(int32_t layer, const model::AttentionStep& step);
 
   void gatedActivation(model::FfnActivation activation) override {
     const int64_t ff = c_.ffnDim;
@@ -204,6 +207,58 @@ class CpuLayerOps final : public model::LayerOps {
   const int64_t tokens_;
 };
 
+void CpuLayerOps::splitKvForAmx(int32_t layer, const model::AttentionStep& step) {
+  // Each several-token sequence's rows from the first position one of its queries sees (whole
+  // 32-position steps) to its last, once for all its tiles.
+  constexpr int32_t kStep = 32;
+  const ops::KvLayerView kv = b_.kvLayer(layer);
+  const size_t sequences = batch_.sequences.size();
+  ws_.amxRows.assign(sequences * size_t(c_.kvHeadCount), ops::AmxKv{});
+  std::vector<int64_t> offsets(ws_.amxRows.size() + 1, 0);
+  std::vector<int32_t> seenFirst(sequences, 0);
+  for (size_t si = 0; si < sequences; ++si) {
+    const BatchSequence& s = batch_.sequences[si];
+    int32_t first = 0, count = 0;
+    if (s.tokenCount > 1) {
+      const int32_t last = s.startPosition + s.tokenCount - 1;
+      seenFirst[si] = step.window > 0 ? std::max(0, s.startPosition - step.window + 1) : 0;
+      first = seenFirst[si] - seenFirst[si] % kStep;
+      count = (last + 1 - first + kStep - 1) / kStep * kStep;
+    }
+    for (int32_t h = 0; h < c_.kvHeadCount; ++h) {
+      const size_t i = si * size_t(c_.kvHeadCount) + size_t(h);
+      ws_.amxRows[i].first = first;
+      ws_.amxRows[i].count = count;
+      // rounded up to 2 bytes: the halves of the next entry stay aligned
+      offsets[i + 1] = offsets[i] + (ops::amxKvBytes(count, c_.headDim, c_.valueDim) + 1) / 2 * 2;
+    }
+  }
+  if (int64_t(ws_.amxKv.size()) < offsets.back() / 2) ws_.amxKv.resize(size_t(offsets.back() / 2));
+  for (size_t i = 0; i + 1 < offsets.size(); ++i) {
+    const ops::AmxKv r = ws_.amxRows[i];
+    ws_.amxRows[i] = ops::carveAmxKv(reinterpret_cast<uint8_t*>(ws_.amxKv.data()) + offsets[i],
+                                     r.first, r.count, c_.headDim, c_.valueDim);
+  }
+  // Work items of 64 positions (the last one of an entry may be 32).
+  constexpr int32_t kChunk = 64;
+  std::vector<int64_t> chunkStart(ws_.amxRows.size() + 1, 0);
+  for (size_t i = 0; i < ws_.amxRows.size(); ++i)
+    chunkStart[i + 1] = chunkStart[i] + (ws_.amxRows[i].count + kChunk - 1) / kChunk;
+  b_.pool_.parallelFor(chunkStart.back(), 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t item = begin; item < end; ++item) {
+      const size_t i = size_t(std::upper_bound(chunkStart.begin(), chunkStart.end(), item) -
+                              chunkStart.begin() - 1);
+      const ops::AmxKv& rows = ws_.amxRows[i];
+      const size_t si = i / size_t(c_.kvHeadCount);
+      const BatchSequence& s = batch_.sequences[si];
+      const int32_t from = rows.first + int32_t(item - chunkStart[i]) * kChunk;
+      ops::fillAmxKv(kv, s.blockTable, int32_t(i % size_t(c_.kvHeadCount)), seenFirst[si],
+                     s.startPosition + s.tokenCount - 1, rows, from,
+                     std::min(from + kChunk, rows.first + rows.count));
+    }
+  });
+}
+
 void CpuLayerOps::quantizeKv(int32_t layer, const model::AttentionStep& step,
                              const ops::QuantizedAttentionKernels& kernels) {
   // Each several-token sequence's rows from the first position one of its queries sees (whole
@@ -276,15 +331,25 @@ void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
   const std::vector<float>& sinks =  // (n_head) or empty
       step.sinks ? b_.weights_.layers[size_t(layer)].attnSinks : kNoSinks;
   const int32_t groupSize = c_.headCount / c_.kvHeadCount;
-  // Approx kernels: several-token steps in int8 (ops/attention_int8.h) where the CPU has it, in
-  // tiles of 16 tokens where they fit (3 heads x 16 = 48 queries: whole groups of 16 lanes).
+  // Approx kernels: several-token steps in int8 (ops/attention_int8.h) where the CPU has VNNI
+  // but not AMX, in tiles of 16 tokens where they fit (3 heads x 16 = 48 queries: whole groups of 16 lanes).
   const ops::QuantizedAttentionKernels* quantized =
       b_.quantizedAttention() && step.softcap <= 0.0f && sinks.empty()
           ? ops::quantizedAttentionKernels()
           : nullptr;
   if (quantized) quantizeKv(layer, step, *quantized);
-  AttentionTiling tiling = attentionTiling(c_);
-  if (quantized && tiling.heads * 16 <= ops::kMaxTileQueries) tiling.tokens = 16;
+  // Or on AMX where the CPU has it (ops/attention_amx.h), in tiles of 16 tokens where they fit
+  // (16-row tiles of queries; 3 heads x 16 = 48). A tile it declines (a non-finite operand) goes
+  // to attendHeads in tiles of the reference's size, whose scratch the workspace holds.
+  // Approx takes plain bf16 products and the light softmax: as fast as the int8 attention here
+  // and closer to llama.cpp (exact part products and the reference softmax measured as close to
+  // llama.cpp as these but slower; neither reaches fast's greedy bound).
+  constexpr ops::AmxPrecision kApproxAmxPrecision{1, 1, true};
+  const bool amx = b_.amxAttention();
+  if (amx) splitKvForAmx(layer, step);
+  const AttentionTiling referenceTiling = attentionTiling(c_);
+  AttentionTiling tiling = referenceTiling;
+  if ((quantized || amx) && tiling.heads * 16 <= ops::kMaxTileQueries) tiling.tokens = 16;
   const int32_t headSlices = (groupSize + tiling.heads - 1) / tiling.heads;
   int64_t tiles = 0;
   for (int64_t t = 0; t < tokens_;) {
@@ -330,9 +395,16 @@ void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
                               size_t(kvHead)],
             c_.headDim, c_.valueDim, step.scoreScale,
             ws_.quantizedScratch.data() + int64_t(thread) * ws_.quantizedStride);
-      else
-        ops::attendHeads({queries, size_t(count)}, kv, s.blockTable, kvHead, step.scoreScale,
-                         stepKind, scratch, step.softcap);
+      else if (!(amx && stepKind == ops::StepKind::SeveralTokens &&
+                 ops::attendHeadsAmx(
+                     {queries, size_t(count)},
+                     ws_.amxRows[size_t(ws_.tokenSequence[size_t(tokenBegin)]) * c_.kvHeadCount +
+                                 size_t(kvHead)],
+                     c_.headDim, c_.valueDim, step.scoreScale, step.softcap, kApproxAmxPrecision)))
+        for (int i = 0; i < count; i += referenceTiling.queries())
+          ops::attendHeads({queries + i, size_t(std::min(referenceTiling.queries(), count - i))},
+                           kv, s.blockTable, kvHead, step.scoreScale, stepKind, scratch,
+                           step.softcap);
     }
   });
 }

@@ -9,6 +9,7 @@
 #include "backend/cpu/cpu_expert_ffn.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/ops/attention.h"
+#include "backend/cpu/ops/attention_amx.h"
 #include "backend/cpu/ops/attention_int8.h"
 #include "model/model_config.h"
 
@@ -54,6 +55,10 @@ struct CpuWorkspace {
   // (sequences, kv heads) and their bytes; grown as needed.
   std::vector<ops::QuantizedKv> quantizedRows;
   std::vector<uint8_t> quantizedKv;
+  // The AMX attention's split keys and values of the step's several-token sequences for the
+  // current layer (sequences, kv heads) and their storage (2-byte units); grown as needed.
+  std::vector<ops::AmxKv> amxRows;
+  std::vector<uint16_t> amxKv;
   int64_t scratchSpan = 0;              // S the scratch rows hold
   int64_t scratchStride = 0;            // ops::attentionTileScratchFloats(tile queries, S, ...)
   MatmulScratch matmul;
@@ -105,6 +110,7 @@ struct CpuWorkspace {
            sizeof(int32_t) * (tokenSequence.size() + tokenPosition.size() + outputTokens.size() +
                               attentionTiles.size()) +
            matmul.quantizedX.size() + quantizedScratch.size() + quantizedKv.size() +
+           sizeof(uint16_t) * amxKv.size() +
            experts.bytes();
   }
 };
