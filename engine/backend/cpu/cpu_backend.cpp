@@ -7,6 +7,7 @@
 
 #include "backend/cpu/ops/activations.h"
 #include "backend/cpu/ops/attention_int8.h"
+#include "backend/cpu/repacked_kernels.h"
 #include "model/model_weights.h"
 
 namespace ember::cpu {
@@ -50,7 +51,9 @@ bool CpuBackend::quantizedAttention() const {
 std::string CpuBackend::name() const {
   const SimdLevel level = kernels_ == KernelMode::Reference ? simdLevel() : fastSimdLevel();
   return std::string("cpu (") + simdLevelName(level) + ", " + kernelModeName(kernels_) +
-         " kernels, " + (quantizedAttention() ? "int8 attention, " : "") +
+         " kernels, " +
+         (kernels_ != KernelMode::Reference && amxRepackedKernels() ? "amx, " : "") +
+         (quantizedAttention() ? "int8 attention, " : "") +
          std::to_string(pool_.size()) + " threads)";
 }
 

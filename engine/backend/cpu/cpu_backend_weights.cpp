@@ -1,5 +1,7 @@
 #include "backend/cpu/cpu_backend_weights.h"
 
+#include "backend/cpu/repacked_kernels.h"
+
 namespace ember::cpu {
 namespace {
 
@@ -112,6 +114,10 @@ void repackCpuWeights(CpuWeights& w, ThreadPool& pool, bool kQuants, bool releas
     // "approx": Q5_0 on the fused kernels (one float step per block instead of llama.cpp's 8
     // lanes: Gemma's prompts about 1.3x faster, but its logits only close to llama.cpp's).
     if (kQuants && m.type == gguf::GgmlType::Q5_0) r->llamaLanes = false;
+    // With AMX the products of several tokens run on the tile unit, which gives each block's
+    // whole integer sum, not llama.cpp's 8 lanes: such matrices take the fused formula at every
+    // token count, so that a token gets the same bits alone as in a batch or a prompt.
+    if (amxRepackedKernels()) r->llamaLanes = false;
     m.repacked = r.get();
     w.repackedBytes += r->bytes();
     // The file pages went back as the rows were repacked. A tied output matrix is the token

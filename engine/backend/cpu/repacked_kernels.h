@@ -61,5 +61,18 @@ RepackedDotFn repackedKernel(const RepackedMatrix& m, SimdLevel level);
 RepackedDotFn repackedKernelScalar(const RepackedMatrix& m);
 RepackedDotFn repackedKernelAvx2(const RepackedMatrix& m);
 RepackedDotFn repackedKernelAvx512(const RepackedMatrix& m);
+// Intel AMX (repacked_kernels_amx.cpp): the fused formula above with the exact block sums from
+// the tile unit, the same bits as the AVX-512 kernel; Nibble4, Nibble5 and Int8 without
+// llamaLanes, else null (and null in builds without AMX). Call only after amxAvailable().
+RepackedDotFn repackedKernelAmx(const RepackedMatrix& m);
+
+// Products of at least this many tokens run on AMX where it is used (fast and approx modes;
+// amxRepackedKernels()). Below it the tile unit's fixed costs (configuration, read-back) are not
+// paid back.
+constexpr int64_t kAmxMinTokens = 4;
+// Whether the fast kernels use AMX: amxAvailable() (EMBER_CPU_AMX=0 turns it off) and the fast
+// SIMD level is AVX-512 VNNI. Then Nibble4/Nibble5/Int8 matrices are repacked without llamaLanes,
+// so that every token count gives the same bits (the AVX-512 fused kernel below kAmxMinTokens).
+bool amxRepackedKernels();
 
 }  // namespace ember::cpu
