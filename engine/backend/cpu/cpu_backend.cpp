@@ -52,7 +52,7 @@ std::string CpuBackend::name() const {
   const SimdLevel level = kernels_ == KernelMode::Reference ? simdLevel() : fastSimdLevel();
   return std::string("cpu (") + simdLevelName(level) + ", " + kernelModeName(kernels_) +
          " kernels, " +
-         (kernels_ != KernelMode::Reference && amxRepackedKernels() ? "amx, " : "") +
+         (kernels_ == KernelMode::Approx && amxRepackedKernels() ? "amx, " : "") +
          (quantizedAttention() ? "int8 attention, " : "") +
          std::to_string(pool_.size()) + " threads)";
 }

@@ -76,15 +76,20 @@ thread_local Scratch tScratch;
 // read or write: order the plain loads and stores around them.
 inline void memoryBarrier() { asm volatile("" ::: "memory"); }
 
+// Every cache line of the block kPrefetchBlocks ahead (this runs into the next group).
+inline void prefetchBlock(const RepackedMatrix& m, const uint8_t* blk) {
+  const uint8_t* ahead = blk + kPrefetchBlocks * m.blockBytes;
+  for (size_t off = 0; off < m.blockBytes; off += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(ahead + off), _MM_HINT_T0);
+}
+
 template <RepackedLayout kLayout>
 void unpackGroup(const RepackedMatrix& m, int64_t g, uint8_t* out) {
   const __m512i lowNibble = _mm512_set1_epi8(0x0f);
   const __m512i bit4 = _mm512_set1_epi8(16);
   for (int64_t b = 0; b < m.blocks; ++b) {
     const uint8_t* blk = m.block(g, b);
-    _mm_prefetch(reinterpret_cast<const char*>(blk + kPrefetchBlocks * m.blockBytes), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(blk + kPrefetchBlocks * m.blockBytes + 64 * 2), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(blk + kPrefetchBlocks * m.blockBytes + 64 * 4), _MM_HINT_T0);
+    prefetchBlock(m, blk);
     __m512i w[8];
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
@@ -163,9 +168,7 @@ void groupTileAmx(const RepackedMatrix& m, int64_t g, const uint8_t* unpacked,
   EMBER_AMX_ISSUE(0, 2, 4, 0);
   for (int64_t b = 0; b < nb; b += 2) {
     if (b + 1 < nb) EMBER_AMX_ISSUE(1, 3, 5, b + 1);
-    if constexpr (kLayout == RepackedLayout::Int8)
-      _mm_prefetch(reinterpret_cast<const char*>(m.block(g, b) + kPrefetchBlocks * m.blockBytes),
-                   _MM_HINT_T0);
+    if constexpr (kLayout == RepackedLayout::Int8) prefetchBlock(m, m.block(g, b));
     _tile_stored(4, c0, 64);
     memoryBarrier();
     scaleBlock<kLayout, kRoundedSum, M>(m, m.block(g, b), xr, b, c0, acc);

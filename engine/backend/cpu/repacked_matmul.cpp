@@ -49,7 +49,8 @@ void repackedMatmulShared(ThreadPool& pool, std::span<const MatmulTarget> target
         repackedMatmulShared(pool, {&one, 1}, copy.data(), n, scratch);
       return;
     }
-  // AMX for several tokens (its tiles hold 16 tokens; the token tiles below are multiples of 8).
+  // Products of several tokens on AMX, for the matrices it has kernels for (the fused formula:
+  // not those that keep llama.cpp's lanes).
   const bool useAmx = n >= kAmxMinTokens && level == SimdLevel::Avx512Vnni && amxRepackedKernels();
   Piece pieces[kMaxSharedTargets];
   int64_t totalGroups = 0;
