@@ -70,5 +70,9 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 if(EMBER_BUILD_APP)
   set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "qml6-module-qtquick, qml6-module-qtquick-controls, qml6-module-qtquick-layouts, qml6-module-qtquick-window, qml6-module-qtquick-templates, qml6-module-qtquick-dialogs, qml6-module-qtqml-workerscript, qml6-module-qtqml, libqt6svg6, qt6-qpa-plugins")
+  # Remote connections keep their API keys in the desktop's keyring through QtKeychain, which
+  # opens libsecret at run time (so shlibdeps cannot see it) and needs a Secret Service (or
+  # KWallet) running; without them a key is kept in a file only its user can read.
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libsecret-1-0, gnome-keyring | kwalletmanager | keepassxc")
 endif()
 include(CPack)

@@ -21,6 +21,9 @@ fi
 # package.sh's log (lintian's warnings among it) goes to stderr; its last line is the .deb.
 deb="$(bash "$EMBER_ROOT/scripts/package.sh" | tee /dev/stderr | tail -1)"
 [ -f "$deb" ] || die "no package was built"
+recommends="$(dpkg-deb -f "$deb" Recommends)"
+grep -q 'libsecret-1-0' <<<"$recommends" && grep -q 'gnome-keyring' <<<"$recommends" \
+  || die "the package does not recommend the keyring's libsecret and service: '$recommends'"
 log "installing $deb"
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$deb" >/dev/null \
   || die "the package does not install"
