@@ -44,6 +44,19 @@ Pane {
         refusal = ""
         return true
     }
+    // Text dropped on the composer, or pasted by a middle click (the primary selection), goes
+    // the same way as Ctrl+V: a long text becomes the pasted block; a short one goes into the
+    // field at `position` (a character index).
+    function takeText(text, position) {
+        if (text.length > inlinePasteLimit) {
+            pasted = text
+            refusal = ""
+        } else {
+            input.insert(position, text)
+            input.cursorPosition = position + text.length
+        }
+        input.forceActiveFocus()
+    }
     onPastedChanged: AppController.setDraft(messageText())
     // Focus comes back after an answer ends, unless the user is typing somewhere else.
     function takeFocusUnlessTypingElsewhere() {
@@ -63,6 +76,27 @@ Pane {
         target: AppController
         function onFocusComposer() { input.forceActiveFocus() }
         function onAnswerFinished() { composer.takeFocusUnlessTypingElsewhere() }
+    }
+
+    // Text dragged onto any part of the composer (files are not taken).
+    DropArea {
+        objectName: "composerDropArea"
+        parent: composer
+        anchors.fill: parent
+        z: 1
+        onEntered: (drag) => {
+            if (drag.hasText)
+                drag.accept(Qt.CopyAction)
+            else
+                drag.accepted = false
+        }
+        onDropped: (drop) => {
+            if (!drop.hasText)
+                return
+            const at = mapToItem(input, drop.x, drop.y)
+            composer.takeText(drop.text, input.positionAt(at.x, at.y))
+            drop.accept(Qt.CopyAction)
+        }
     }
 
     ColumnLayout {
@@ -137,6 +171,23 @@ Pane {
                     placeholderText: qsTr("Message Ember (Enter sends, Shift+Enter adds a line)")
                     Accessible.name: qsTr("Message")
                     Accessible.description: composer.blockReason
+                    // A middle click pastes the primary selection here, long or short alike
+                    // (Qt's own middle-click paste would put a long one into the field). Where
+                    // there is no selection the click goes on to the field.
+                    MouseArea {
+                        objectName: "composerMiddleClick"
+                        anchors.fill: parent
+                        acceptedButtons: Qt.MiddleButton
+                        property string selection: ""
+                        onPressed: (mouse) => {
+                            selection = AppController.selectionText()
+                            mouse.accepted = selection.length > 0
+                        }
+                        onReleased: (mouse) => {
+                            composer.takeText(selection, input.positionAt(mouse.x, mouse.y))
+                            selection = ""
+                        }
+                    }
                     Keys.onPressed: (event) => {
                         if (event.matches(StandardKey.Paste) && composer.takeLongPaste()) {
                             event.accepted = true

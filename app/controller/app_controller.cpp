@@ -39,9 +39,9 @@ AppController::AppController(const Options& options, QObject* parent)
   });
   undoTimer_.setSingleShot(true);
   connect(&undoTimer_, &QTimer::timeout, this, &AppController::offerUndoForTrash);
-  recountTimer_.setSingleShot(true);
-  recountTimer_.setInterval(250);  // typing: count once the keys pause
-  connect(&recountTimer_, &QTimer::timeout, this, &AppController::recount);
+  meter_.recountTimer.setSingleShot(true);
+  meter_.recountTimer.setInterval(250);  // typing: count once the keys pause
+  connect(&meter_.recountTimer, &QTimer::timeout, this, &AppController::recount);
   InferenceWorker* worker = inference_.worker();
   // Queued both ways: the worker lives on its own thread and only ever sends values back.
   connect(this, &AppController::submitToWorker, worker, &InferenceWorker::submit,
@@ -95,7 +95,7 @@ AppController::AppController(const Options& options, QObject* parent)
 AppController::~AppController() {
   // Settings saved while the file still opens (the window's geometry at a quick quit): queued
   // behind the open, which the store's destructor finishes.
-  if (storeOpening_) writePendingSettings();
+  if (open_.opening) writePendingSettings();
   // Answers still streaming are saved as stopped (queued; store_'s destructor runs the queue);
   // the worker thread is joined by inference_.
   for (const ActiveRequest& r : std::as_const(active_)) {
@@ -118,9 +118,9 @@ bool AppController::guarded(const std::function<void()>& f) {
 
 QString AppController::composerBlockReason() const {
   if (remote_) return {};
-  if (modelLoading_) return tr("Loading the model…");
-  if (!modelLoaded_)
-    return modelError_.isEmpty() ? tr("No model loaded: choose one from the model menu.")
+  if (load_.loading) return tr("Loading the model…");
+  if (!load_.loaded)
+    return load_.error.isEmpty() ? tr("No model loaded: choose one from the model menu.")
                                  : tr("The model could not be loaded: choose another one, or "
                                       "another compute device in Settings.");
   return {};
@@ -215,9 +215,9 @@ bool AppController::startAnswer(qint64 conversationId, qint64 assistantId, qint6
   ActiveRequest active;
   active.messageId = assistantId;
   active.conversationId = conversationId;
-  active.model = remote_ ? remote_->model : modelPath_;
+  active.model = remote_ ? remote_->model : load_.path;
   active.backend = remote_ ? remoteDeviceLabel(remote_->server, remote_->model)
-                           : QString::fromStdString(model_.info.backendName);
+                           : QString::fromStdString(load_.model.info.backendName);
   try {
     request.sampling = samplingFrom(effectiveSettings());
   } catch (const std::exception& e) {
@@ -330,6 +330,12 @@ void AppController::copyText(const QString& text) const {
 QString AppController::clipboardText() const {
   const QClipboard* clipboard = QGuiApplication::clipboard();
   return clipboard ? clipboard->text() : QString();
+}
+
+QString AppController::selectionText() const {
+  const QClipboard* clipboard = QGuiApplication::clipboard();
+  return clipboard && clipboard->supportsSelection() ? clipboard->text(QClipboard::Selection)
+                                                     : QString();
 }
 
 void AppController::onPiece(const QString& key, const QString& text, double ms) {

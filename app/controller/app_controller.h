@@ -12,16 +12,13 @@
 //
 // Exposed to QML as the singleton `AppController` (QML_SINGLETON; main() creates the instance and
 // create() hands it to the engine).
-#include <QElapsedTimer>
 #include <QHash>
 #include <QJsonObject>
 #include <QObject>
-#include <QSet>
 #include <QQmlEngine>
 #include <QThreadPool>
 #include <QTimer>
 #include <QVariantMap>
-#include <algorithm>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -29,8 +26,7 @@
 
 #include "connections/connections_model.h"
 #include "connections/remote_chat.h"
-#include "controller/live_status.h"
-#include "controller/think_splitter.h"
+#include "controller/app_controller_types.h"
 #include "models/conversation_list_model.h"
 #include "models/message_model.h"
 #include "models/model_list_model.h"
@@ -100,14 +96,7 @@ class AppController : public QObject {
   Q_PROPERTY(QString storeError READ storeError NOTIFY storeOpeningChanged)
 
  public:
-  struct Options {
-    QString databasePath;
-    QStringList modelFolders;
-    int undoDeleteMs = 8000;  // how long a deleted conversation can be brought back
-    // Settings → Connections' list and key folder; empty: the app's own settings and data folder.
-    QString connectionsSettingsPath;
-    QString connectionsKeyDir;
-  };
+  using Options = AppControllerOptions;
   explicit AppController(const Options& options, QObject* parent = nullptr);
   ~AppController() override;
 
@@ -123,12 +112,12 @@ class AppController : public QObject {
   qint64 currentConversationId() const { return currentConversation_; }
   QString currentTitle() const;
   bool generating() const;
-  bool modelLoaded() const { return modelLoaded_; }
-  bool modelLoading() const { return modelLoading_; }
+  bool modelLoaded() const { return load_.loaded; }
+  bool modelLoading() const { return load_.loading; }
   QString modelName() const;
   QString modelDetails() const;
-  QString modelError() const { return modelError_; }
-  double modelLoadFraction() const { return modelLoading_ ? modelLoadFraction_ : 0.0; }
+  QString modelError() const { return load_.error; }
+  double modelLoadFraction() const { return load_.loading ? load_.fraction : 0.0; }
   QString modelLoadText() const;
   QString composerBlockReason() const;
   QString notice() const { return notice_; }
@@ -137,10 +126,10 @@ class AppController : public QObject {
   bool exporting() const { return transfer_.kind == Transfer::Export; }
   bool importing() const { return transfer_.kind == Transfer::Import; }
   QString transferText() const;
-  bool storeOpening() const { return storeOpening_; }
-  QString storeOpeningText() const { return storeOpening_ ? storeOpeningText_ : QString(); }
-  double storeOpeningFraction() const { return storeOpeningFraction_; }
-  QString storeError() const { return storeError_; }
+  bool storeOpening() const { return open_.opening; }
+  QString storeOpeningText() const { return open_.opening ? open_.text : QString(); }
+  double storeOpeningFraction() const { return open_.fraction; }
+  QString storeError() const { return open_.error; }
   Q_INVOKABLE void retryOpenStore();
   // Runs f once the store's open has ended (at once when it has): what needs the app settings
   // at start (the model used last, the language). Also after a failed open.
@@ -151,7 +140,7 @@ class AppController : public QObject {
   // The chat database, on its own thread (threaded_chat_store.h); its calls run in order.
   store::ThreadedChatStore& store() { return store_; }
   QString undoDeleteTitle() const { return undo_.title; }
-  QVariantMap contextUsage() const { return contextUsage_; }
+  QVariantMap contextUsage() const { return meter_.usage; }
   QStringList presetNames() const;
   QString language() const;
   Q_INVOKABLE void setLanguage(const QString& language);
@@ -177,6 +166,9 @@ class AppController : public QObject {
   // The clipboard's text (Qt Quick has no clipboard type): the composer asks how long a paste is
   // before its text field takes it.
   Q_INVOKABLE QString clipboardText() const;
+  // The primary selection's text, for a middle-click paste (X11, and Wayland's primary
+  // selection); empty where the platform has none.
+  Q_INVOKABLE QString selectionText() const;
   Q_INVOKABLE int messageRow(qint64 messageId) const { return messages_.rowOf(messageId); }
   Q_INVOKABLE bool isGenerating(qint64 conversationId) const {
     return !activeKeyFor(conversationId).isEmpty();
@@ -210,7 +202,7 @@ class AppController : public QObject {
   // --- Model and settings --------------------------------------------------------------------
   Q_INVOKABLE void loadModel(const QString& path);
   Q_INVOKABLE void loadModelUrl(const QUrl& url);
-  Q_INVOKABLE void reloadModel() { loadModel(modelPath_); }
+  Q_INVOKABLE void reloadModel() { loadModel(load_.path); }
   // Stops the load in progress (app_controller_load.cpp). The model loaded before it, if any,
   // is loaded again (the engine freed it when the load began) and the notice says so.
   Q_INVOKABLE void cancelModelLoad();
@@ -267,25 +259,6 @@ class AppController : public QObject {
                     const std::shared_ptr<ember::LoadControl>& control);
 
  private:
-  struct ActiveRequest {
-    qint64 messageId = 0;
-    qint64 conversationId = 0;
-    QString text;
-    QList<double> tokenTimesMs;
-    QElapsedTimer sinceCheckpoint;
-    QJsonObject sampling;
-    QString model;
-    QString backend;  // the engine's backend when it was submitted
-    LiveStatus live;  // what its bubble says until it finishes
-    // The reasoning section, apart from the text: by the engine's flag or the template's tags.
-    ThinkSplitter splitter;
-    bool reasoningFlagged = false;
-    QString reasoning;
-    double reasoningStartMs = -1, reasoningEndMs = -1;
-    double reasoningMs() const {
-      return reasoningStartMs < 0 ? 0 : std::max(0.0, reasoningEndMs - reasoningStartMs);
-    }
-  };
   // app_controller_reasoning.cpp: routes a split piece to the reasoning or the answer.
   void addReasoning(ActiveRequest& r, const QString& piece, double ms);
   void endReasoning(ActiveRequest& r, double ms);
@@ -299,7 +272,7 @@ class AppController : public QObject {
   void runWhenStoreOpen();
   QString openStageText(int stage) const;
   // Open and not failed: ids can be reserved, writes land.
-  bool storeReady() const { return !storeOpening_ && storeError_.isEmpty(); }
+  bool storeReady() const { return !open_.opening && open_.error.isEmpty(); }
   void reloadConversations();  // read again on the store thread
   void openConversationThen(qint64 conversationId, std::function<void()> then);
   bool startAnswer(qint64 conversationId, qint64 assistantId, qint64 upToMessageId);
@@ -370,8 +343,10 @@ class AppController : public QObject {
   // read back from the store (app_controller.cpp).
   void undoAnswer(qint64 conversationId, qint64 answerId);
   void reloadAppSettings();  // read again on the store thread
-  void writePendingSettings();  // the ones saved before the store was open (settingsSetWhileOpening_)
-  static MessageRow streamingRow(qint64 id, int siblingIndex = 0, int siblingCount = 1);  // a request whose rows could not be saved: ended here
+  // The settings saved before the store was open (open_.settingsSetWhileOpening).
+  void writePendingSettings();
+  // A request whose rows could not be saved: ended here.
+  static MessageRow streamingRow(qint64 id, int siblingIndex = 0, int siblingCount = 1);
 
   // First: destroyed last, after the worker threads; its destructor saves what is still queued.
   store::ThreadedChatStore store_;
@@ -384,52 +359,23 @@ class AppController : public QObject {
   qint64 currentConversation_ = 0;
   QHash<QString, ActiveRequest> active_;
   quint64 requestCounter_ = 0;
-  bool modelLoaded_ = false;
-  bool modelLoading_ = false;
-  QString modelPath_;
-  QString modelError_;
-  LoadedModel model_;
-  double modelLoadFraction_ = 0;
-  std::shared_ptr<LoadControl> loadControl_;  // the load on its way (cancel() stops it)
-  // Loads handed to the worker and not yet ended. The worker runs them in order and ends each
-  // with one signal, so only the end that brings this to 0 is the newest load's.
-  int loadsInFlight_ = 0;
-  QString lastLoadedPath_;  // the model loaded last (to go back to when a load is cancelled)
+  ModelLoadState load_;  // the model loaded or loading, and the memory it holds
   QString notice_;
-  struct Queued {
-    qint64 conversationId = 0;
-    QString text;
-  } queued_;
+  QueuedMessage queued_;
   void sendQueuedIfReady();
   // Purges the trash of what has expired, offers Undo for the newest deleted conversation left
   // and times the next purge (app_controller_trash.cpp).
   void offerUndoForTrash();
-  // The context meter (app_controller_context.cpp): counted on the worker's thread a moment
-  // after the last change; answers to older questions are dropped.
   QJsonObject presets() const;
   QJsonObject settingsForNewChat() const;  // the default preset, or the default system prompt
-  void scheduleRecount() { recountTimer_.start(); }
+  // The context meter (app_controller_context.cpp; ContextCount).
+  void scheduleRecount() { meter_.recountTimer.start(); }
   void recount();
   void onTokensCounted(quint64 generation, const PromptTokenCount& count, const QString& error);
-  QString draft_;
-  QString countedDraft_;  // the draft of the count on its way
-  QTimer recountTimer_;
-  quint64 countGeneration_ = 0;
-  QVariantMap contextUsage_;
+  ContextCount meter_;
   int undoDeleteMs_ = 8000;
   QTimer undoTimer_;
-  struct {
-    qint64 conversationId = 0;
-    QString title;
-    ConversationRow row;  // how it stood in the list, for putting it back
-  } undo_;
-  // The memory the loaded model holds by the plan (given back when another model loads, since
-  // the worker frees the old engine first), and whose memory that is ("system RAM" or the CUDA
-  // backend's name).
-  MemoryFitSettings loadFitSettings_;  // the settings of the last load
-  quint64 loadedModelBytes_ = 0;
-  QString loadedModelMemory_;
-  quint64 fitGeneration_ = 0;
+  TrashUndo undo_;
   std::unique_ptr<ConnectionsModel> connections_;
   RemoteChat remoteChat_;
   std::optional<RemoteTarget> remote_;  // the remote model in use, if any
@@ -444,22 +390,10 @@ class AppController : public QObject {
   quint64 trashGeneration_ = 0;
   bool searching_ = false;
   quint64 searchGeneration_ = 0;
-  struct Transfer {
-    enum Kind { None, Export, Import } kind = None;
-    QString path;
-  } transfer_;  // the export or import running (app_controller_export.cpp)
+  Transfer transfer_;  // the export or import running (app_controller_export.cpp)
   void setTransfer(Transfer::Kind kind, const QString& path);
   QString refuseSecondTransfer() const;  // why a second one cannot start; empty when it can
-  // The store's open (app_controller_open.cpp).
-  QString storePath_;
-  bool storeOpening_ = false;
-  QString storeOpeningText_;
-  double storeOpeningFraction_ = 0;
-  QString storeError_;
-  quint64 openGeneration_ = 0;
-  QSet<QString> settingsSetWhileOpening_;  // saved before the store was open: written after
-  std::vector<std::function<void()>> afterOpen_;
-  bool newChatWhenOpen_ = false;  // "New chat" while opening: made once the chats are there
+  StoreOpenState open_;  // the store's open (app_controller_open.cpp)
   QThreadPool fitQueries_;  // last: destroyed (and waited for) first
 };
 

@@ -9,8 +9,8 @@
 namespace ember::app {
 
 void AppController::setDraft(const QString& text) {
-  if (text == draft_) return;
-  draft_ = text;
+  if (text == meter_.draft) return;
+  meter_.draft = text;
   scheduleRecount();
 }
 
@@ -18,19 +18,19 @@ void AppController::recount() {
   // A remote model's tokenizer is the server's: no local count stands for it; the meter shows
   // the context length the server reported (0: unknown).
   if (remote_) {
-    ++countGeneration_;
+    ++meter_.generation;
     const QVariantMap usage{{"known", false}, {"remote", true},
                             {"contextLength", remote_->contextLength}};
-    if (contextUsage_ != usage) {
-      contextUsage_ = usage;
+    if (meter_.usage != usage) {
+      meter_.usage = usage;
       emit contextUsageChanged();
     }
     return;
   }
-  if (!modelLoaded_) {
-    ++countGeneration_;  // an answer on its way is for a model that is gone
-    if (!contextUsage_.isEmpty()) {
-      contextUsage_.clear();
+  if (!load_.loaded) {
+    ++meter_.generation;  // an answer on its way is for a model that is gone
+    if (!meter_.usage.isEmpty()) {
+      meter_.usage.clear();
       emit contextUsageChanged();
     }
     return;
@@ -40,38 +40,38 @@ void AppController::recount() {
     request.messages = chatMessages(currentConversation_, 0);
     request.sampling = samplingFrom(effectiveSettings());
   } catch (const std::exception& e) {
-    contextUsage_ = {{"known", false}, {"error", QString::fromUtf8(e.what())}};
+    meter_.usage = {{"known", false}, {"error", QString::fromUtf8(e.what())}};
     emit contextUsageChanged();
     return;
   }
   // The draft is what the next message will be; without one, the chat as it stands.
-  if (!draft_.trimmed().isEmpty())
-    request.messages.push_back({{"role", "user"}, {"content", draft_.toStdString()}});
+  if (!meter_.draft.trimmed().isEmpty())
+    request.messages.push_back({{"role", "user"}, {"content", meter_.draft.toStdString()}});
   const bool onlySystem = std::all_of(request.messages.begin(), request.messages.end(),
                                       [](const auto& m) { return m["role"] == "system"; });
   if (onlySystem) {  // nothing to count yet
-    contextUsage_ = {{"known", false}};
+    meter_.usage = {{"known", false}};
     emit contextUsageChanged();
     return;
   }
-  countedDraft_ = draft_;
-  emit countInWorker(++countGeneration_, request);
+  meter_.countedDraft = meter_.draft;
+  emit countInWorker(++meter_.generation, request);
 }
 
 void AppController::onTokensCounted(quint64 generation, const PromptTokenCount& count,
                                     const QString& error) {
-  if (generation != countGeneration_) return;  // a newer count is on its way
+  if (generation != meter_.generation) return;  // a newer count is on its way
   if (!error.isEmpty()) {
-    contextUsage_ = {{"known", false}, {"error", error}};
+    meter_.usage = {{"known", false}, {"error", error}};
   } else {
-    contextUsage_ = {{"known", true},
+    meter_.usage = {{"known", true},
                      {"tokens", count.tokens},
                      {"maxPromptTokens", count.maxPromptTokens},
                      {"contextLength", count.contextLength},
                      {"droppedTurns", count.droppedTurns},
                      {"fits", count.fits},
                      {"error", QString()},
-                     {"draft", countedDraft_}};
+                     {"draft", meter_.countedDraft}};
   }
   emit contextUsageChanged();
 }

@@ -57,7 +57,7 @@ QString AppController::currentTitle() const {
 
 void AppController::newConversation() {
   if (!storeReady()) {  // no id can be handed out yet: made once the chats are open
-    newChatWhenOpen_ = true;
+    open_.newChatWhenOpen = true;
     return;
   }
   // An untouched new chat is reused rather than piling up empty ones.
@@ -68,7 +68,7 @@ void AppController::newConversation() {
   // Its id is handed out now and its row shown at once; the write follows on the store thread.
   const qint64 id = store_.reserveConversationId();
   const QString title = tr("New chat");
-  const QString model = modelPath_;
+  const QString model = load_.path;
   // The default preset (or the default system prompt) becomes the new chat's own settings.
   const QJsonObject start = settingsForNewChat();
   write(
@@ -232,14 +232,14 @@ void AppController::loadModel(const QString& path) {
   if (path.isEmpty()) return;
   // A load on its way is replaced: stopped at its next check (its cancel is then ignored, its
   // path not being the one loading).
-  if (loadControl_) loadControl_->cancel();
-  loadControl_ = std::make_shared<LoadControl>();
+  if (load_.control) load_.control->cancel();
+  load_.control = std::make_shared<LoadControl>();
   // Answers on the old model end with it (saved as they are, marked as errors by the worker).
-  modelLoading_ = true;
-  modelLoadFraction_ = 0;
-  modelLoaded_ = false;
-  modelError_.clear();
-  modelPath_ = path;
+  load_.loading = true;
+  load_.fraction = 0;
+  load_.loaded = false;
+  load_.error.clear();
+  load_.path = path;
   remote_.reset();  // new answers go to the local model again, now and after a restart
   saveAppSetting(QStringLiteral("lastRemoteModel"), QJsonValue());
   emit modelChanged();
@@ -255,29 +255,29 @@ void AppController::loadModel(const QString& path) {
   // chats' decode steps: on a 2-core CPU 256 tokens take a few hundred ms, which keeps their
   // streams moving (the engine's default of 512 suits throughput runs).
   options.stepTokenBudget = 256;
-  loadFitSettings_ = fitSettingsNow();
+  load_.fitSettings = fitSettingsNow();
   log::info(QStringLiteral("loading model %1 (device %2, %3 answers at once)")
                 .arg(path, QString::fromStdString(options.backend))
                 .arg(options.maxSequences));
-  ++loadsInFlight_;
-  emit loadInWorker(options, loadControl_);
+  ++load_.inFlight;
+  emit loadInWorker(options, load_.control);
 }
 
 void AppController::onLoaded(const LoadedModel& model) {
-  if (--loadsInFlight_ > 0) return;  // a newer load follows: it frees this one first
-  if (QString::fromStdString(model.info.path) != modelPath_) return;
-  model_ = model;
-  loadControl_.reset();
-  modelLoading_ = false;
-  modelLoaded_ = true;
-  modelPath_ = QString::fromStdString(model.info.path);
-  lastLoadedPath_ = modelPath_;
-  const ModelFileInfo file = describeModelFile(modelPath_);
+  if (--load_.inFlight > 0) return;  // a newer load follows: it frees this one first
+  if (QString::fromStdString(model.info.path) != load_.path) return;
+  load_.model = model;
+  load_.control.reset();
+  load_.loading = false;
+  load_.loaded = true;
+  load_.path = QString::fromStdString(model.info.path);
+  load_.lastLoadedPath = load_.path;
+  const ModelFileInfo file = describeModelFile(load_.path);
   models_.addFile(file);
   rememberLoadedModelMemory(model, file);
-  saveAppSetting(QStringLiteral("lastModel"), modelPath_);
+  saveAppSetting(QStringLiteral("lastModel"), load_.path);
   log::info(QStringLiteral("model loaded: %1 (%2, %3)")
-                .arg(modelPath_, QString::fromStdString(model.info.description),
+                .arg(load_.path, QString::fromStdString(model.info.description),
                      QString::fromStdString(model.info.backendName)));
   if (!model.info.chatTemplateWarning.empty())
     setNotice(QString::fromStdString(model.info.chatTemplateWarning));
@@ -288,13 +288,13 @@ void AppController::onLoaded(const LoadedModel& model) {
 }
 
 void AppController::onLoadFailed(const QString& path, const QString& message) {
-  if (--loadsInFlight_ > 0) return;  // an older load, replaced since
-  if (path != modelPath_) return;
-  loadControl_.reset();
-  modelLoading_ = false;
-  modelLoaded_ = false;
-  modelError_ = message;
-  loadedModelBytes_ = 0;  // the worker freed the old model before trying
+  if (--load_.inFlight > 0) return;  // an older load, replaced since
+  if (path != load_.path) return;
+  load_.control.reset();
+  load_.loading = false;
+  load_.loaded = false;
+  load_.error = message;
+  load_.bytes = 0;  // the worker freed the old model before trying
   log::warn(QStringLiteral("model load failed: %1").arg(message));
   emit modelChanged();
   emit modelLoadProgressChanged();
@@ -303,13 +303,13 @@ void AppController::onLoadFailed(const QString& path, const QString& message) {
 
 QString AppController::modelName() const {
   if (remote_) return remote_->model;
-  return QFileInfo(modelPath_).fileName();
+  return QFileInfo(load_.path).fileName();
 }
 
 QString AppController::modelDetails() const {
   if (remote_) return remoteDeviceLabel(remote_->server, remote_->model);
-  if (!modelLoaded_) return {};
-  const ModelInfo& info = model_.info;
+  if (!load_.loaded) return {};
+  const ModelInfo& info = load_.model.info;
   return tr("%1 · context %2 · %3")
       .arg(QString::fromStdString(info.architecture))
       .arg(info.contextLength)
@@ -333,15 +333,15 @@ QVariantMap AppController::settings() const { return effectiveSettings().toVaria
 
 QString AppController::settingError(const QString& key, const QVariant& value) const {
   ModelLimits limits;
-  if (modelLoaded_)
-    limits = {model_.vocabSize, model_.info.trainedContext, model_.info.contextLength};
+  if (load_.loaded)
+    limits = {load_.model.vocabSize, load_.model.info.trainedContext, load_.model.info.contextLength};
   return app::settingError(effectiveSettings(), key, value, limits);
 }
 
 bool AppController::setSetting(const QString& key, const QVariant& value) {
   ModelLimits limits;
-  if (modelLoaded_)
-    limits = {model_.vocabSize, model_.info.trainedContext, model_.info.contextLength};
+  if (load_.loaded)
+    limits = {load_.model.vocabSize, load_.model.info.trainedContext, load_.model.info.contextLength};
   QJsonValue normalized;
   if (!app::settingError(effectiveSettings(), key, value, limits, &normalized).isEmpty())
     return false;

@@ -21,7 +21,7 @@ MemoryFitSettings AppController::fitSettingsNow() const {
 }
 
 void AppController::refreshModelFit() {
-  const quint64 generation = ++fitGeneration_;
+  const quint64 generation = ++load_.fitGeneration;
   MemoryFitSettings settings = fitSettingsNow();
   const std::string backendChoice = settings.where.toStdString();
   fitQueries_.start([this, generation, settings, backendChoice]() mutable {
@@ -40,10 +40,10 @@ void AppController::refreshModelFit() {
 }
 
 void AppController::applyModelFit(quint64 generation, MemoryFitSettings settings) {
-  if (generation != fitGeneration_) return;  // a newer question is on its way
+  if (generation != load_.fitGeneration) return;  // a newer question is on its way
   // The loaded model's memory comes back when another one loads (the worker frees it first).
-  if (settings.availableBytes && loadedModelBytes_ > 0 && settings.where == loadedModelMemory_) {
-    *settings.availableBytes += loadedModelBytes_;
+  if (settings.availableBytes && load_.bytes > 0 && settings.where == load_.memory) {
+    *settings.availableBytes += load_.bytes;
     settings.where = tr("%1 once the loaded model is unloaded").arg(settings.where);
   }
   models_.setFitSettings(settings);
@@ -51,20 +51,20 @@ void AppController::applyModelFit(quint64 generation, MemoryFitSettings settings
 
 void AppController::rememberLoadedModelMemory(const LoadedModel& model,
                                               const ModelFileInfo& file) {
-  loadedModelBytes_ = 0;
+  load_.bytes = 0;
   const QString backend = QString::fromStdString(model.info.backendName);
-  MemoryFitSettings settings = loadFitSettings_;
+  MemoryFitSettings settings = load_.fitSettings;
   settings.availableBytes = 0;  // only the need is wanted
   const MemoryFit fit = memoryFit(file, settings);
   if (fit.plan.neededBytes == 0) return;  // no plan for this file
   if (backend.startsWith(QLatin1String("cuda"))) {
-    loadedModelBytes_ = fit.plan.neededBytes;
-    loadedModelMemory_ = backend;
+    load_.bytes = fit.plan.neededBytes;
+    load_.memory = backend;
   } else {
     // The CPU backend maps the weights (page cache, which MemAvailable counts already); its KV
     // pool and workspace are ordinary memory.
-    loadedModelBytes_ = fit.plan.kvCacheBytes + fit.plan.workspaceBytes;
-    loadedModelMemory_ = QStringLiteral("system RAM");
+    load_.bytes = fit.plan.kvCacheBytes + fit.plan.workspaceBytes;
+    load_.memory = QStringLiteral("system RAM");
   }
 }
 

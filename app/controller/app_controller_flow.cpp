@@ -10,7 +10,7 @@ namespace ember::app {
 
 QString AppController::sendOrQueue(const QString& text) {
   if (text.trimmed().isEmpty()) return tr("Type a message first.");
-  const bool busy = generating() || modelLoading_ || !storeReady();
+  const bool busy = generating() || load_.loading || !storeReady();
   if (!busy) {
     if (!composerBlockReason().isEmpty()) return composerBlockReason();
     return send(text) ? QString() : tr("The message could not be sent (see the notice above).");

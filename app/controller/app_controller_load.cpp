@@ -10,37 +10,37 @@
 namespace ember::app {
 
 QString AppController::modelLoadText() const {
-  if (!modelLoading_) return {};
+  if (!load_.loading) return {};
   return tr("Loading %1 %2%")
-      .arg(QFileInfo(modelPath_).fileName())
-      .arg(static_cast<int>(modelLoadFraction_ * 100.0));
+      .arg(QFileInfo(load_.path).fileName())
+      .arg(static_cast<int>(load_.fraction * 100.0));
 }
 
 void AppController::cancelModelLoad() {
-  if (!modelLoading_) return;
-  log::info(QStringLiteral("model load cancel asked: %1").arg(modelPath_));
-  if (loadControl_) loadControl_->cancel();
+  if (!load_.loading) return;
+  log::info(QStringLiteral("model load cancel asked: %1").arg(load_.path));
+  if (load_.control) load_.control->cancel();
 }
 
 void AppController::onLoadFraction(const QString& path, double fraction) {
-  if (path != modelPath_ || !modelLoading_) return;  // an older load, replaced since
-  modelLoadFraction_ = std::max(modelLoadFraction_, fraction);
+  if (path != load_.path || !load_.loading) return;  // an older load, replaced since
+  load_.fraction = std::max(load_.fraction, fraction);
   emit modelLoadProgressChanged();
 }
 
 void AppController::onLoadCancelled(const QString& path) {
   // A load replaced by a newer one (even of the same file) ends cancelled too: only the end of
   // the newest load counts.
-  if (--loadsInFlight_ > 0 || path != modelPath_) return;
+  if (--load_.inFlight > 0 || path != load_.path) return;
   const QString cancelled = QFileInfo(path).fileName();
-  loadControl_.reset();
+  load_.control.reset();
   log::info(QStringLiteral("model load cancelled: %1").arg(path));
-  modelLoading_ = false;
-  modelLoaded_ = false;
-  modelError_.clear();
-  modelLoadFraction_ = 0;
-  loadedModelBytes_ = 0;  // the worker freed the old model before trying
-  const QString previous = lastLoadedPath_;
+  load_.loading = false;
+  load_.loaded = false;
+  load_.error.clear();
+  load_.fraction = 0;
+  load_.bytes = 0;  // the worker freed the old model before trying
+  const QString previous = load_.lastLoadedPath;
   if (!previous.isEmpty() && previous != path && QFileInfo::exists(previous)) {
     setNotice(tr("Loading %1 was cancelled; going back to %2.")
                   .arg(cancelled, QFileInfo(previous).fileName()));
@@ -48,7 +48,7 @@ void AppController::onLoadCancelled(const QString& path) {
     return;
   }
   // Nothing to go back to: no model, the picker offers the files again.
-  modelPath_.clear();
+  load_.path.clear();
   setNotice(tr("Loading %1 was cancelled; no model is loaded.").arg(cancelled));
   emit modelChanged();
   emit modelLoadProgressChanged();

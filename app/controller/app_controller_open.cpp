@@ -47,28 +47,28 @@ QString AppController::openStageText(int stage) const {
 }
 
 void AppController::openStore(const QString& path) {
-  storePath_ = path;
-  storeOpening_ = true;
-  storeError_.clear();
-  storeOpeningText_ = tr("Opening your chats…");
-  storeOpeningFraction_ = 0;
+  open_.path = path;
+  open_.opening = true;
+  open_.error.clear();
+  open_.text = tr("Opening your chats…");
+  open_.fraction = 0;
   emit storeOpeningChanged();
   store::ChatStore::Options options;
   options.busyTimeoutMs = kStoreLockWaitMs;
-  const quint64 generation = ++openGeneration_;
+  const quint64 generation = ++open_.generation;
   QPointer<AppController> self(this);
   options.progress = [self, generation](store::OpenStage stage, int step, int steps) {
     // Store thread: shown from the GUI thread (dropped once the open has ended).
     QMetaObject::invokeMethod(
         self.data(),
         [self, generation, stage, step, steps] {
-          if (!self || generation != self->openGeneration_ || !self->storeOpening_) return;
-          self->storeOpeningText_ = self->openStageText(static_cast<int>(stage));
+          if (!self || generation != self->open_.generation || !self->open_.opening) return;
+          self->open_.text = self->openStageText(static_cast<int>(stage));
           if (steps > 1) {
-            self->storeOpeningText_ += QLatin1Char(' ') +
+            self->open_.text += QLatin1Char(' ') +
                                        tr("(step %1 of %2)").arg(std::min(step, steps)).arg(steps);
           }
-          self->storeOpeningFraction_ =
+          self->open_.fraction =
               steps > 0 ? std::clamp((step - 1) / double(steps), 0.0, 1.0) : 0.0;
           emit self->storeOpeningChanged();
         },
@@ -89,7 +89,7 @@ void AppController::openStore(const QString& path) {
                       QMetaObject::invokeMethod(
                           this,
                           [this, generation, result = std::move(result)] {
-                            if (generation == openGeneration_) storeOpened(result.report,
+                            if (generation == open_.generation) storeOpened(result.report,
                                 result.error, result.appSettings, result.conversations);
                           },
                           Qt::QueuedConnection);
@@ -97,9 +97,9 @@ void AppController::openStore(const QString& path) {
 }
 
 void AppController::retryOpenStore() {
-  if (storeOpening_ || storeError_.isEmpty()) return;
-  log::info(QStringLiteral("opening the store again: %1").arg(storePath_));
-  openStore(storePath_);
+  if (open_.opening || open_.error.isEmpty()) return;
+  log::info(QStringLiteral("opening the store again: %1").arg(open_.path));
+  openStore(open_.path);
 }
 
 void AppController::storeOpened(const store::OpenReport& report, const QString& error,
@@ -107,18 +107,18 @@ void AppController::storeOpened(const store::OpenReport& report, const QString& 
                                 const QList<store::Conversation>& conversations) {
   // Settings changed while the file opened win over what it read; they are written now (or,
   // when the open failed, once a retry has opened it).
-  for (const QString& key : std::as_const(settingsSetWhileOpening_)) {
+  for (const QString& key : std::as_const(open_.settingsSetWhileOpening)) {
     if (appSettings_.contains(key)) settings.insert(key, appSettings_.value(key));
     else settings.remove(key);
   }
   appSettings_ = settings;
-  storeOpening_ = false;
+  open_.opening = false;
   if (error.isEmpty()) writePendingSettings();
-  storeOpeningFraction_ = 1;
+  open_.fraction = 1;
   if (!error.isEmpty()) {
-    storeError_ = tr("The chat database could not be opened: %1").arg(error);
-    setNotice(storeError_);
-    log::error(storeError_);
+    open_.error = tr("The chat database could not be opened: %1").arg(error);
+    setNotice(open_.error);
+    log::error(open_.error);
   } else if (report.recoveredFromCorruption) {
     setNotice(tr("The chat database was damaged and has been set aside as %1; a new one was "
                  "started.").arg(report.corruptBackupPath));
@@ -131,7 +131,7 @@ void AppController::storeOpened(const store::OpenReport& report, const QString& 
     setNotice(tr("%n answer(s) were cut short when Ember last closed; they are marked as "
                  "interrupted.", "", report.interruptedMessages));
   }
-  if (error.isEmpty()) log::info(QStringLiteral("store opened: %1").arg(storePath_));
+  if (error.isEmpty()) log::info(QStringLiteral("store opened: %1").arg(open_.path));
   emit storeOpeningChanged();
   emit settingsChanged();
   emit presetsChanged();
@@ -147,8 +147,8 @@ void AppController::storeOpened(const store::OpenReport& report, const QString& 
   offerUndoForTrash();  // purges what has expired; a delete cut short by a crash can be undone
   // A message typed meanwhile goes into the chat shown now (queued_ for chat 0 follows it).
   const bool queuedWhileOpening = !queued_.text.isEmpty() && queued_.conversationId == 0;
-  if (newChatWhenOpen_ || conversations_.rowCount() == 0) {
-    newChatWhenOpen_ = false;
+  if (open_.newChatWhenOpen || conversations_.rowCount() == 0) {
+    open_.newChatWhenOpen = false;
     if (conversations_.rowCount() > 0) newConversation();
     if (queuedWhileOpening) queued_.conversationId = currentConversation_;
     emit queuedMessageChanged();
@@ -163,15 +163,15 @@ void AppController::storeOpened(const store::OpenReport& report, const QString& 
 }
 
 void AppController::whenStoreOpen(std::function<void()> f) {
-  if (!storeOpening_) {
+  if (!open_.opening) {
     f();
     return;
   }
-  afterOpen_.push_back(std::move(f));
+  open_.afterOpen.push_back(std::move(f));
 }
 
 void AppController::runWhenStoreOpen() {
-  const auto waiting = std::exchange(afterOpen_, {});
+  const auto waiting = std::exchange(open_.afterOpen, {});
   for (const auto& f : waiting) f();
 }
 

@@ -166,6 +166,6 @@ void AppController::followConversationModel(qint64 conversationId) {
   if (chooseRemote(connection, used.value("server").toString(), model)) refreshRemoteModels();
 }
 
-QString AppController::answerModel() const { return remote_ ? remote_->model : modelPath_; }
+QString AppController::answerModel() const { return remote_ ? remote_->model : load_.path; }
 
 }  // namespace ember::app

@@ -36,7 +36,7 @@ void AppController::saveAppSetting(const QString& key, const QJsonValue& value) 
   if (value.isNull() || value.isUndefined()) appSettings_.remove(key);
   else appSettings_.insert(key, value);
   if (!storeReady()) {  // written once the chats are open (writePendingSettings)
-    settingsSetWhileOpening_.insert(key);
+    open_.settingsSetWhileOpening.insert(key);
     return;
   }
   write([key, value](store::ChatStore& s) { s.setAppSetting(key, value); },
@@ -61,7 +61,7 @@ void AppController::saveOwnSettings(const QJsonObject& changes) {
 }
 
 void AppController::writePendingSettings() {
-  for (const QString& key : std::exchange(settingsSetWhileOpening_, {})) {
+  for (const QString& key : std::exchange(open_.settingsSetWhileOpening, {})) {
     const QJsonValue value = appSettings_.value(key);  // undefined: removed
     write([key, value](store::ChatStore& s) { s.setAppSetting(key, value); },
           [this] { reloadAppSettings(); });

@@ -23,6 +23,8 @@
 #include "app/store/store_test_support.h"
 #include "common/test_paths.h"
 #include "controller/app_controller.h"
+#include "fault/controller_fault_support.h"
+#include "fault/controller_startup_checks.h"
 #include "fault/fault_vfs.h"
 
 using namespace ember::app;
@@ -30,11 +32,6 @@ using namespace ember::test::fault;
 using ember::store::MessageStatus;
 using ember::store::test::RawDb;
 using ember::store::test::integrityCheck;
-
-namespace {
-constexpr auto kModel = "SmolLM2-135M-Instruct.Q4_1.gguf";
-constexpr qint64 kGapBoundMs = 400;  // the GUI thread's longest stand-still allowed
-}
 
 class ControllerFaultsTest : public QObject {
   Q_OBJECT
@@ -45,27 +42,6 @@ class ControllerFaultsTest : public QObject {
   QStringList userMessages() {
     RawDb db(path_);
     return db.column("SELECT content FROM messages WHERE role = 'user' ORDER BY id");
-  }
-
-  // The version-2 fixture (a released schema) with `extra` more messages in its first chat.
-  static bool makeV2Fixture(const QString& path, int extra) {
-    if (QFile::exists(path)) return true;
-    QFile sql(ember::test::sourceDir() + "/tests/fault/data/chats_v2.sql");
-    if (!sql.open(QIODevice::ReadOnly)) return false;
-    RawDb raw(path, RawDb::Create);
-    if (!raw.exec(QString::fromUtf8(sql.readAll()))) return false;
-    return extra == 0 || raw.exec(QStringLiteral(
-        "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < %1) "
-        "INSERT INTO messages (conversation_id, parent_id, role, content, created_at, status) "
-        "SELECT (SELECT min(id) FROM conversations), NULL, 'user', "
-        "printf('startup message %d about kestrels and slow disks, long enough to take "
-        "room in the index', x), x, 'complete' FROM n").arg(extra));
-  }
-
-  bool sendAndFinish(const QString& text) {
-    QSignalSpy finished(controller_.get(), &AppController::answerFinished);
-    if (!controller_->send(text)) return false;
-    return QTest::qWaitFor([&] { return finished.count() >= 1; }, 120000);
   }
 
  private slots:
@@ -84,7 +60,7 @@ class ControllerFaultsTest : public QObject {
     controller_->newConversation();
     QVERIFY(controller_->setSetting("maxTokens", "4"));
     QVERIFY(controller_->setSetting("temperature", "0"));
-    QVERIFY(sendAndFinish(QStringLiteral("saved before any fault")));
+    QVERIFY(sendAndFinish(*controller_, QStringLiteral("saved before any fault")));
   }
 
   void faultWhileSending_data() {
@@ -123,7 +99,7 @@ class ControllerFaultsTest : public QObject {
             (after.size() == before.size() + 1 && after.last() == text));
     QVERIFY(!controller_->generating());
     // Once the disk works again, so does the app.
-    QVERIFY(sendAndFinish(text));
+    QVERIFY(sendAndFinish(*controller_, text));
     QCOMPARE(userMessages().mid(0, before.size()), before);
     QCOMPARE(userMessages().last(), text);
   }
@@ -165,20 +141,13 @@ class ControllerFaultsTest : public QObject {
     QSignalSpy finished(controller_.get(), &AppController::answerFinished);
     QVERIFY(controller_->send(QStringLiteral("Tell me about the sea.")));
     const qint64 answerId = controller_->messages()->lastId();
-    QElapsedTimer sinceTick;
-    qint64 longestGapMs = 0;
-    QTimer ticker;
-    ticker.setInterval(5);
-    connect(&ticker, &QTimer::timeout, [&] {
-      longestGapMs = std::max(longestGapMs, sinceTick.restart());
-    });
+    GuiGapMeter gaps;
     qint64 flushMs = 0;
     {
       SlowDisk slow(100, 800);
-      sinceTick.start();
-      ticker.start();
+      gaps.start();
       const bool ended = QTest::qWaitFor([&] { return finished.count() >= 1; }, 120000);
-      ticker.stop();
+      gaps.stop();
       QElapsedTimer flushing;
       flushing.start();
       controller_->store().flush();  // the test waits here, not the app
@@ -186,9 +155,9 @@ class ControllerFaultsTest : public QObject {
       QVERIFY(ended);
     }
     qInfo("longest GUI-thread gap while streaming on the slow disk: %lld ms; the store needed "
-          "%lld ms more after the answer ended", longestGapMs, flushMs);
-    QVERIFY2(longestGapMs < 400,
-             qPrintable(QStringLiteral("the GUI thread stood still for %1 ms").arg(longestGapMs)));
+          "%lld ms more after the answer ended", gaps.longestMs(), flushMs);
+    QVERIFY2(gaps.longestMs() < kGapBoundMs,
+             qPrintable(QStringLiteral("the GUI thread stood still for %1 ms").arg(gaps.longestMs())));
     QVERIFY2(flushMs >= 800, qPrintable(QStringLiteral("the store finished in %1 ms: the slow "
                                                        "disk was not on the path").arg(flushMs)));
     const QString shown = controller_->messages()->row(controller_->messages()->rowCount() - 1)->text;
@@ -224,23 +193,10 @@ class ControllerFaultsTest : public QObject {
     QVERIFY2(notice.contains(QStringLiteral("Waited 300 ms")), qPrintable(notice));
     QVERIFY(other.exec("ROLLBACK"));
     QCOMPARE(userMessages(), before);
-    QVERIFY(sendAndFinish(QStringLiteral("after the other program let go")));
+    QVERIFY(sendAndFinish(*controller_, QStringLiteral("after the other program let go")));
   }
 
-  // Start-up on a slow disk (10 ms a write, 100 ms an fsync, gentler than above so that the
-  // migration row stays short). The database is opened (and an older one copied and migrated)
-  // on the store thread: the constructor returns at once, the controller is in its opening state
-  // (what the window shows: "Opening your chats…" and the step) until the open has ended, and the
-  // GUI thread keeps its pace all along (a 5 ms timer, its longest gap under 400 ms, as in test_controller_slow_disk). A message
-  // sent meanwhile is queued, never lost, and committed once the chats are open, into the chat
-  // then shown (the most recent one, or a new one when there is none). A model chosen meanwhile
-  // is saved as the last model although the open reads the settings after it was chosen.
-  // Figures printed: the GUI thread's time in the constructor, the time until the first chat is
-  // shown, and the disk calls the open made, so they can be scaled to another disk. The bound on the
-  // fsyncs stays (each is a stall of unknown length on a busy drive). The "big" database is the
-  // version-2 fixture (a released schema) plus 3000 messages.
-  // Reference for the steps: hand-counted from ChatStore::open (the check; the copy before a
-  // migration; one step per schema version missing: a new file needs 3, version 2 needs 1).
+  // Start-up on a slow disk, opening and migrating (controller_startup_checks.h).
   void startupOnSlowDisk_data() {
     QTest::addColumn<QString>("kind");
     QTest::addColumn<int>("maxSyncs");
@@ -261,119 +217,10 @@ class ControllerFaultsTest : public QObject {
     QFETCH(int, maxSyncs);
     QFETCH(QStringList, steps);
     EMBER_REQUIRE_MODEL(model, kModel);
-    const QString db = dir_.filePath("startup-%1-open.sqlite").arg(kind);
-    const QString bigV2 = dir_.filePath("startup-v2-fixture.sqlite");
-    if (kind != "new") {
-      QVERIFY(makeV2Fixture(bigV2, 3000));
-      QFile::remove(db);
-      QVERIFY(QFile::copy(bigV2, db));
-      if (kind == "current") {  // migrated at full speed, then opened again on the slow disk
-        AppController::Options options;
-        options.databasePath = db;
-        AppController once(options);
-        QVERIFY(ember::test::waitForStoreOpen(once));
-      }
-    } else {
-      QFile::remove(db);
-    }
-    const qint64 messages = kind == "new" ? 0 : RawDb(db).value("SELECT count(*) FROM messages").toLongLong();
-    const qint64 largestId = kind == "new" ? 0 : RawDb(db).value("SELECT max(id) FROM messages").toLongLong();
-    const qint64 newestChat = kind == "new" ? 0 : RawDb(db).value(
-        "SELECT id FROM conversations ORDER BY updated_at DESC, id DESC LIMIT 1").toLongLong();
-    AppController::Options options;
-    options.databasePath = db;
-    options.modelFolders = {};
-    const QString typed = QStringLiteral("typed while the %1 chats open").arg(kind);
-    QElapsedTimer took, sinceTick;
-    qint64 constructorMs = 0, openedMs = 0, longestGapMs = 0;
-    int64_t syncs = 0, writes = 0, syncsWhenQueued = 0;
-    QStringList seen;
-    QList<double> fractions;
-    std::unique_ptr<AppController> c;
-    QTimer ticker;
-    ticker.setInterval(5);
-    connect(&ticker, &QTimer::timeout, [&] { longestGapMs = std::max(longestGapMs, sinceTick.restart()); });
-    {
-      SlowDisk slow(10, 100);
-      resetCounts();
-      took.start();
-      c = std::make_unique<AppController>(options);
-      constructorMs = took.elapsed();
-      connect(c.get(), &AppController::storeOpeningChanged, [&] {
-        const QString text = c->storeOpeningText();
-        if (!text.isEmpty() && (seen.isEmpty() || seen.last() != text)) seen << text;
-        fractions << c->storeOpeningFraction();
-        if (!c->storeOpening() && syncs == 0) {  // the open's own disk calls
-          syncs = count(Kind::Sync);
-          writes = count(Kind::Write);
-        }
-      });
-      // The window's state from the first frame on; the open has not ended.
-      QVERIFY(c->storeOpening());
-      QCOMPARE(c->storeOpeningText(), QStringLiteral("Opening your chats…"));
-      QCOMPARE(c->conversations()->rowCount(), 0);
-      // Typed and sent at once: queued (no id can be handed out before the open has set the
-      // counters), and the model chosen meanwhile.
-      QCOMPARE(c->sendOrQueue(typed), QString());
-      QCOMPARE(c->queuedMessage(), typed);
-      QVERIFY(!c->sendOrQueue(QStringLiteral("a second one")).isEmpty());  // one waits at a time
-      c->loadModel(model);
-      syncsWhenQueued = count(Kind::Sync);
-      sinceTick.start();
-      ticker.start();
-      QVERIFY(ember::test::waitForStoreOpen(*c, 120000));
-      QVERIFY(QTest::qWaitFor([&] { return !c->messagesLoading(); }, 20000));
-      openedMs = took.elapsed();
-      ticker.stop();
-    }
-    qInfo("start-up, %s (%lld messages): %lld ms in the constructor on the GUI thread, first chat "
-          "shown after %lld ms (longest GUI-thread gap %lld ms), %lld writes, %lld fsyncs "
-          "(%lld of them before the message was queued)",
-          qPrintable(kind), messages, constructorMs, openedMs, longestGapMs, qint64(writes),
-          qint64(syncs), qint64(syncsWhenQueued));
-    QVERIFY2(constructorMs < kGapBoundMs, qPrintable(QString::number(constructorMs)));
-    QVERIFY2(longestGapMs < kGapBoundMs, qPrintable(QString::number(longestGapMs)));
-    if (kind != "current") QVERIFY(syncsWhenQueued < syncs);  // queued before the open ended
-    QCOMPARE(seen, steps);
-    QVERIFY(std::is_sorted(fractions.begin(), fractions.end()));
-    QVERIFY2(!c->notice().contains("could not"), qPrintable(c->notice()));
-    QVERIFY(c->storeError().isEmpty());
-    c->store().flush();  // a chat the message made (a new database) is written
-    QCOMPARE(c->conversations()->rowCount(),
-             RawDb(db).value("SELECT count(*) FROM conversations WHERE deleted_at IS NULL").toInt());
-    if (kind == "v2") QVERIFY(c->notice().contains("updated to this version"));
-    QVERIFY2(syncs <= maxSyncs, qPrintable(QString::number(syncs)));
-    // The message goes out once the model is there: committed into the chat shown, past every
-    // id of the file, then its answer is stopped (only the commit is checked here).
-    QVERIFY(QTest::qWaitFor([&] { return !c->modelLoading(); }, 60000));
-    QVERIFY(c->modelLoaded());
-    QVERIFY(QTest::qWaitFor([&] { return c->generating(); }, 20000));
-    c->stop();
-    QVERIFY(QTest::qWaitFor([&] { return !c->generating(); }, 60000));
-    c->store().flush();
-    RawDb raw(db);
-    const QStringList rows = raw.column(
-        "SELECT id || '|' || conversation_id FROM messages WHERE role = 'user' AND content = ?1",
-        {typed});
-    QCOMPARE(rows.size(), 1);
-    QVERIFY(rows[0].section('|', 0, 0).toLongLong() > largestId);
-    if (kind == "new")
-      QCOMPARE(raw.value("SELECT title FROM conversations WHERE id = ?1", {rows[0].section('|', 1)}),
-               typed);
-    else
-      QCOMPARE(rows[0].section('|', 1).toLongLong(), newestChat);
-    QCOMPARE(c->queuedMessage(), QString());
-    // The model chosen while the file opened is the last model, in the file and in the app.
-    QCOMPARE(c->lastModelPath(), model);
-    QCOMPARE(c->store().appSetting("lastModel").toString(), model);
+    checkStartupOnSlowDisk(dir_, model, kind, maxSyncs, steps);
   }
 
-  // An open that fails leaves the app up in its failed state: the reason in storeError (the
-  // window shows it, with Try again) and in the notice, the message typed meanwhile still queued.
-  // Once the cause is gone, retryOpenStore opens the chats and the message is committed.
-  // Rows: a database from a newer Ember (refused, left untouched; the user then moves it away),
-  // and a disk that fails every write while a version-2 file is copied and migrated (SQLite's
-  // "disk I/O error"; the migration runs again on the retry, on a working disk).
+  // A failed open shown and tried again (controller_startup_checks.h).
   void failedOpenIsShownAndRetried_data() {
     QTest::addColumn<QString>("cause");
     QTest::addColumn<QString>("reason");
@@ -384,53 +231,7 @@ class ControllerFaultsTest : public QObject {
     QFETCH(QString, cause);
     QFETCH(QString, reason);
     EMBER_REQUIRE_MODEL(model, kModel);
-    const QString db = dir_.filePath("failed-open-%1.sqlite").arg(cause);
-    QFile::remove(db);
-    if (cause == "newer") {
-      RawDb raw(db, RawDb::Create);
-      QVERIFY(raw.exec("CREATE TABLE t (x); PRAGMA user_version = 99;"));
-    } else {
-      QVERIFY(makeV2Fixture(db, 0));
-    }
-    AppController::Options options;
-    options.databasePath = db;
-    options.modelFolders = {};
-    std::unique_ptr<AppController> c;
-    const QString typed = QStringLiteral("typed before the %1 failure").arg(cause);
-    {
-      std::optional<Armed> armed;
-      if (cause == "write") armed.emplace(Kind::Write, 1);
-      c = std::make_unique<AppController>(options);
-      QCOMPARE(c->sendOrQueue(typed), QString());
-      c->loadModel(model);
-      QVERIFY(ember::test::waitForStoreOpen(*c));
-      if (cause == "write") QVERIFY(injected() > 0);
-    }
-    QVERIFY2(c->storeError().contains(reason), qPrintable(c->storeError()));
-    QVERIFY(c->storeError().startsWith("The chat database could not be opened"));
-    QCOMPARE(c->notice(), c->storeError());
-    QCOMPARE(c->conversations()->rowCount(), 0);
-    QCOMPARE(c->queuedMessage(), typed);
-    if (cause == "newer") QCOMPARE(RawDb(db).value("PRAGMA user_version"), QStringLiteral("99"));
-    QVERIFY(QTest::qWaitFor([&] { return !c->modelLoading(); }, 60000));
-    QVERIFY(c->modelLoaded());
-    QTest::qWait(100);
-    QCOMPARE(c->queuedMessage(), typed);  // the model is there, the chats are not: it waits
-    QVERIFY(!c->generating());
-    // The cause removed: the user moves the newer file away; the disk works again.
-    if (cause == "newer") QVERIFY(QFile::rename(db, db + ".newer"));
-    c->retryOpenStore();
-    QVERIFY(c->storeOpening());
-    QVERIFY(ember::test::waitForStoreOpen(*c));
-    QVERIFY2(c->storeError().isEmpty(), qPrintable(c->storeError()));
-    QVERIFY(QTest::qWaitFor([&] { return c->generating(); }, 20000));
-    c->stop();
-    QVERIFY(QTest::qWaitFor([&] { return !c->generating(); }, 60000));
-    c->store().flush();
-    QCOMPARE(integrityCheck(db), QStringLiteral("ok"));
-    QCOMPARE(RawDb(db).value("SELECT count(*) FROM messages WHERE role = 'user' AND content = ?1",
-                             {typed}), QStringLiteral("1"));
-    if (cause == "write") QCOMPARE(RawDb(db).value("PRAGMA user_version"), QStringLiteral("3"));
+    checkFailedOpenIsShownAndRetried(dir_, model, cause, reason);
   }
 };
 

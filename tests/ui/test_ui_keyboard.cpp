@@ -1,10 +1,12 @@
 // The real QML window in-process (offscreen platform) driven by key presses, as a user would:
 // Enter sends, Shift+Enter adds a line, Esc stops, Ctrl+N starts a chat with the composer focused,
 // Ctrl+F focuses search, and the composer has the focus at start and takes typing before a model
-// is loaded (Enter then says why it cannot send).
+// is loaded (Enter then says why it cannot send). A long paste, drop or middle-click paste is held
+// out of the text field as a pasted block.
 // References: the key bindings written in the issue; the store for what was sent.
 #include <QClipboard>
 #include <QElapsedTimer>
+#include <QProcess>
 #include <QGuiApplication>
 #include <QLocale>
 #include <QTimer>
@@ -20,31 +22,19 @@
 #include "common/store_open_wait.h"
 #include "app/store/store_test_support.h"
 #include "common/test_paths.h"
+#include "own_x_server.h"
+#include "quick_test_items.h"
 #include "controller/app_controller.h"
 
 Q_IMPORT_QML_PLUGIN(EmberPlugin)
 
 using namespace ember::app;
+using ember::test::anyVisible;
+using ember::test::findItem;
+using ember::test::typeText;
 
 namespace {
 constexpr auto kModel = "SmolLM2-135M-Instruct.Q4_1.gguf";
-
-QQuickItem* findItem(QQuickItem* item, const QString& name) {
-  if (item->objectName() == name) return item;
-  for (QQuickItem* child : item->childItems())
-    if (QQuickItem* found = findItem(child, name)) return found;
-  return nullptr;
-}
-bool anyVisible(QQuickItem* item, const QString& name) {
-  if (item->objectName() == name && item->isVisible()) return true;
-  for (QQuickItem* child : item->childItems())
-    if (anyVisible(child, name)) return true;
-  return false;
-}
-// QTest::keyClicks exists only for widgets; a window gets one key at a time.
-void typeText(QWindow* window, const char* text) {
-  for (const char* c = text; *c; ++c) QTest::keyClick(window, *c);
-}
 }  // namespace
 
 class UiKeyboardTest : public QObject {
@@ -59,6 +49,33 @@ class UiKeyboardTest : public QObject {
   bool waitForModel() {
     (void)QTest::qWaitFor([&] { return !controller_->modelLoading(); }, 60000);
     return controller_->modelLoaded();
+  }
+  bool ensureModel() {  // for a test run on its own
+    if (!controller_->modelLoaded() && !controller_->modelLoading()) controller_->loadModel(model_);
+    return waitForModel();
+  }
+  // Enter sends the pasted block: the block line goes away, the field stays empty, and the
+  // message read back from the store equals `text` byte for byte (the answer, if any, ends: a
+  // prompt this long cannot fit).
+  void sendsBlockAsIs(const QString& text) {
+    const int rowsBefore = controller_->messages()->rowCount();
+    QTest::keyClick(window_, Qt::Key_Return);
+    QTRY_VERIFY_WITH_TIMEOUT(controller_->messages()->rowCount() > rowsBefore, 60000);
+    QTRY_VERIFY(!anyVisible(window_->contentItem(), QStringLiteral("pastedBlock")));
+    QCOMPARE(item("composerInput")->property("text").toString(), QString());
+    controller_->store().flush();
+    const auto stored = controller_->store().message(controller_->messages()->row(rowsBefore)->id);
+    QVERIFY(stored.has_value());
+    QVERIFY(stored->content.toUtf8() == text.toUtf8());
+    QVERIFY(QTest::qWaitFor([&] { return !controller_->generating(); }, 60000));
+  }
+  // The pasted block holds `text`: its line shows the character count, the field never held it.
+  void expectPastedBlock(const QString& text) {
+    QTRY_VERIFY(anyVisible(window_->contentItem(), QStringLiteral("pastedBlock")));
+    QCOMPARE(item("composerInput")->property("length").toInt(), 0);
+    const QString line = item("pastedBlock")->property("text").toString();
+    QVERIFY2(line.contains(QLocale().toString(text.size())), qPrintable(line));
+    QTRY_COMPARE(controller_->contextUsage().value("draft").toString(), text);
   }
 
  private slots:
@@ -218,6 +235,78 @@ class UiKeyboardTest : public QObject {
     QVERIFY(QTest::qWaitFor([&] { return !controller_->generating(); }, 60000));
   }
 
+  // Text dragged from another program and dropped on the composer goes the way of Ctrl+V: a
+  // short text into the field where it is dropped, 100,000 characters of Korean and English into
+  // the pasted block, never into the field, and sent as dropped. The drop is real Qt drag events
+  // (enter, move, drop) delivered by the window. Reference: the dropped text itself.
+  void droppedTextGoesLikeAPaste() {
+    QVERIFY(ensureModel());
+    QTest::keyClick(window_, Qt::Key_N, Qt::ControlModifier);
+    QQuickItem* input = item("composerInput");
+    QTRY_VERIFY(input->hasActiveFocus());
+    QVERIFY(ember::test::dropText(window_, ember::test::centreOf(input), "dropped 짧은 글"));
+    QCOMPARE(input->property("text").toString(), QStringLiteral("dropped 짧은 글"));
+    QVERIFY(!anyVisible(window_->contentItem(), QStringLiteral("pastedBlock")));
+    QTest::keyClick(window_, Qt::Key_A, Qt::ControlModifier);
+    QTest::keyClick(window_, Qt::Key_Backspace);
+
+    const QString text = ember::test::koreanAndEnglishText(100000);
+    QQuickItem* meter = item("contextMeter");  // any part of the composer takes the drop
+    QVERIFY(meter);
+    QVERIFY(ember::test::dropText(window_, ember::test::centreOf(meter), text));
+    expectPastedBlock(text);
+    QVERIFY(!QTest::currentTestFailed());
+    sendsBlockAsIs(text);
+  }
+
+  // A middle click on the field pastes the primary selection (X11): a short one at the click,
+  // 100,000 characters into the pasted block, sent as selected. The offscreen platform has no
+  // selection, so this runs itself again in a child on an Xvfb of its own (xcb); the child selects the text
+  // in its own clipboard and clicks with the middle button. Reference: the selected text.
+  void middleClickPastesTheSelection() {
+    if (QGuiApplication::platformName() != QStringLiteral("xcb")) {
+      if (!ember::test::OwnXServer::available()) {
+        if (ember::test::underCi()) QFAIL("Xvfb not found (apt-get install xvfb)");
+        QSKIP("Xvfb not found (apt-get install xvfb)");
+      }
+      ember::test::OwnXServer xserver;
+      const QString display = xserver.start();
+      QVERIFY2(!display.isEmpty(), "Xvfb did not start");
+      QProcess child;
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.insert(QStringLiteral("EMBER_UI_TEST_PLATFORM"), QStringLiteral("xcb"));
+      env.insert(QStringLiteral("DISPLAY"), display);
+      child.setProcessEnvironment(env);
+      child.setProcessChannelMode(QProcess::MergedChannels);
+      child.start(QCoreApplication::applicationFilePath(), {"middleClickPastesTheSelection"});
+      QVERIFY(child.waitForFinished(240000));
+      const QByteArray output = child.readAll();
+      QVERIFY2(child.exitCode() == 0 &&
+                   output.contains("PASS   : UiKeyboardTest::middleClickPastesTheSelection()"),
+               output.constData());
+      return;
+    }
+    QVERIFY(QGuiApplication::clipboard()->supportsSelection());
+    QVERIFY(QTest::qWaitForWindowActive(window_));
+    QVERIFY(ensureModel());
+    QTest::keyClick(window_, Qt::Key_N, Qt::ControlModifier);
+    QQuickItem* input = item("composerInput");
+    QTRY_VERIFY(input->hasActiveFocus());
+    QGuiApplication::clipboard()->setText(QStringLiteral("selected 선택"), QClipboard::Selection);
+    QTest::mouseClick(window_, Qt::MiddleButton, {}, ember::test::centreOf(input));
+    QTRY_COMPARE(input->property("text").toString(), QStringLiteral("selected 선택"));
+    QTest::keyClick(window_, Qt::Key_A, Qt::ControlModifier);  // selects: the selection changes
+    QTest::keyClick(window_, Qt::Key_Backspace);
+    QCOMPARE(input->property("text").toString(), QString());
+
+    const QString text = ember::test::koreanAndEnglishText(100000);
+    QGuiApplication::clipboard()->setText(text, QClipboard::Selection);
+    QTest::mouseClick(window_, Qt::MiddleButton, {}, ember::test::centreOf(input));
+    expectPastedBlock(text);
+    QVERIFY(!QTest::currentTestFailed());
+    sendsBlockAsIs(text);
+  }
+
   void ctrlFFocusesSearch() {
     QTest::keyClick(window_, Qt::Key_F, Qt::ControlModifier);
     QTRY_VERIFY(item("searchField")->hasActiveFocus());
@@ -297,7 +386,9 @@ class UiKeyboardTest : public QObject {
 };
 
 int main(int argc, char* argv[]) {
-  qputenv("QT_QPA_PLATFORM", "offscreen");
+  // Offscreen, except where a test runs itself again under Xvfb (the middle-click paste).
+  const QByteArray platform = qgetenv("EMBER_UI_TEST_PLATFORM");
+  qputenv("QT_QPA_PLATFORM", platform.isEmpty() ? QByteArray("offscreen") : platform);
   QGuiApplication app(argc, argv);
   QQuickStyle::setStyle(QStringLiteral("Fusion"));
   UiKeyboardTest test;

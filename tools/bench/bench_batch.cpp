@@ -80,8 +80,8 @@ std::vector<double> pairedRatios(const std::vector<double>& num, const std::vect
   return r;
 }
 
-
-std::vector<int> parseConcurrencyList(const std::string& text) {
+std::vector<int> parsePositiveIntList(const std::string& text, const std::string& option,
+                                      bool increasing) {
   std::vector<int> list;
   size_t at = 0;
   while (at <= text.size()) {
@@ -95,13 +95,17 @@ std::vector<int> parseConcurrencyList(const std::string& text) {
       used = 0;
     }
     if (item.empty() || used != item.size() || value < 1)
-      throw Error("--concurrency wants positive integers separated by commas, got '" + text + "'");
-    if (!list.empty() && value <= list.back())
-      throw Error("--concurrency wants increasing values, got '" + text + "'");
+      throw Error(option + " wants positive integers separated by commas, got '" + text + "'");
+    if (increasing && !list.empty() && value <= list.back())
+      throw Error(option + " wants increasing values, got '" + text + "'");
     list.push_back(value);
     at = comma + 1;
   }
   return list;
+}
+
+std::vector<int> parseConcurrencyList(const std::string& text) {
+  return parsePositiveIntList(text, "--concurrency", true);
 }
 
 int runBatchFigure(const BatchOptions& options, Reporter& reporter, bool json) {

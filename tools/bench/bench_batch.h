@@ -10,6 +10,10 @@
 
 namespace ember::bench {
 
+// "1,2,4" -> {1, 2, 4}: positive integers (strictly increasing when `increasing`); anything else
+// throws an ember::Error that names `option`.
+std::vector<int> parsePositiveIntList(const std::string& text, const std::string& option,
+                                      bool increasing);
 // "1,4,8,16" -> {1, 4, 8, 16}: positive, strictly increasing. Throws ember::Error otherwise.
 std::vector<int> parseConcurrencyList(const std::string& text);
 

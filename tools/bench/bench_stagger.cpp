@@ -49,25 +49,7 @@ StaggerRun runStaggeredChats(BenchHost& engine, const StaggerOptions& o) {
 }  // namespace
 
 std::vector<int> parseBudgetList(const std::string& text) {
-  std::vector<int> list;
-  size_t at = 0;
-  while (at <= text.size()) {
-    const size_t comma = std::min(text.find(',', at), text.size());
-    const std::string item = text.substr(at, comma - at);
-    int value = 0;
-    size_t used = 0;
-    try {
-      value = std::stoi(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || value < 1)
-      throw Error("--prompt-budgets wants positive integers separated by commas, got '" + text +
-                  "'");
-    list.push_back(value);
-    at = comma + 1;
-  }
-  return list;
+  return parsePositiveIntList(text, "--prompt-budgets", false);
 }
 
 int runStaggerFigure(const StaggerOptions& o, Reporter& reporter, bool json) {

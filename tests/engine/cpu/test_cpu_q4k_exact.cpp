@@ -21,6 +21,7 @@
 #include "backend/cpu/thread_pool.h"
 #include "common/test_paths.h"
 #include "cpu_test_support.h"
+#include "exact_repack_products.h"
 #include "gguf/gguf_file.h"
 
 using namespace ember;
@@ -84,36 +85,7 @@ class TestCpuQ4KExact : public QObject {
 
   void productsEqualReferenceKernels() {
     if (needsAvx512()) QSKIP("the CPU has no AVX-512 VNNI: NibbleK is repacked only where that kernel runs");
-    cpu::ThreadPool pool1(1), pool2(2);
-    for (int64_t rows : {8, 24, 40}) {
-      const int64_t cols = rows == 24 ? 768 : 512;
-      const test::OwnedMatrix src = test::randomMatrix(GgmlType::Q4_K, rows, cols, uint32_t(7 * rows));
-      const auto packed = cpu::repackQ4KExact(src.view, pool2);
-      QVERIFY(packed != nullptr);
-      cpu::WeightMatrix fast = src.view;
-      fast.repacked = packed.get();
-      cpu::MatmulScratch scratch;
-      for (int64_t n = 1; n <= 17; ++n) {
-        const std::vector<float> x = test::randomActivations(n * cols, uint32_t(n * 13 + rows));
-        std::vector<float> yRef(static_cast<size_t>(n * rows));
-        {
-          test::SimdLevelGuard guard(SimdLevel::Avx2);
-          cpu::matmul(pool2, src.view, x.data(), n, yRef.data(), scratch);
-        }
-        for (SimdLevel level : test::supportedLevels()) {
-          test::SimdLevelGuard guard(level);
-          for (cpu::ThreadPool* pool : {&pool1, &pool2}) {
-            std::vector<float> y(yRef.size(), NAN);
-            cpu::matmul(*pool, fast, x.data(), n, y.data(), scratch);
-            if (std::memcmp(y.data(), yRef.data(), y.size() * sizeof(float)) != 0)
-              QFAIL(qPrintable(QStringLiteral("%1 rows, %2 tokens, %3, %4 threads: differs from "
-                                              "the reference kernels")
-                                   .arg(rows).arg(n).arg(cpu::simdLevelName(level))
-                                   .arg(pool->size())));
-          }
-        }
-      }
-    }
+    test::expectRepackedProductsEqualReference(GgmlType::Q4_K, &cpu::repackQ4KExact, {8, 24, 40});
   }
 
   // Gemma-3's attention output matrix (Q4_K, 640 x 1024), also shared with a Q5_0 matrix in

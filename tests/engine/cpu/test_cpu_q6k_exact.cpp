@@ -21,6 +21,7 @@
 #include "backend/cpu/thread_pool.h"
 #include "common/test_paths.h"
 #include "cpu_test_support.h"
+#include "exact_repack_products.h"
 #include "gguf/gguf_file.h"
 
 using namespace ember;
@@ -43,10 +44,6 @@ float readSixK(const cpu::RepackedMatrix& m, int64_t row, int64_t b, int e) {
 
 bool needsAvx512() { return !cpu::simdLevelSupported(SimdLevel::Avx512Vnni); }
 
-bool sameBits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
 }  // namespace
 
 class TestCpuQ6KExact : public QObject {
@@ -68,7 +65,7 @@ class TestCpuQ6KExact : public QObject {
           cpu::quant::dequantizeScalar(GgmlType::Q6_K, src.view.data + r * src.view.rowBytes, cols,
                                        ref.data());
           cpu::dequantizeRepackedRow(*packed, r, unpacked.data());
-          QVERIFY(sameBits(unpacked, ref));
+          QVERIFY(test::sameBits(unpacked, ref));
           for (int64_t e = 0; e < cols; ++e)
             QCOMPARE(readSixK(*packed, r, e / 256, int(e % 256)), ref[size_t(e)]);
         }
@@ -86,36 +83,7 @@ class TestCpuQ6KExact : public QObject {
 
   void productsEqualReferenceKernels() {
     if (needsAvx512()) QSKIP("the CPU has no AVX-512 VNNI: SixK is repacked only where that kernel runs");
-    cpu::ThreadPool pool1(1), pool2(2);
-    for (int64_t rows : {1, 7, 24, 45}) {
-      const int64_t cols = rows == 24 ? 768 : 512;
-      const test::OwnedMatrix src = test::randomMatrix(GgmlType::Q6_K, rows, cols, uint32_t(7 * rows));
-      const auto packed = cpu::repackQ6KExact(src.view, pool2);
-      QVERIFY(packed != nullptr);
-      cpu::WeightMatrix fast = src.view;
-      fast.repacked = packed.get();
-      cpu::MatmulScratch scratch;
-      for (int64_t n = 1; n <= 17; ++n) {
-        const std::vector<float> x = test::randomActivations(n * cols, uint32_t(n * 13 + rows));
-        std::vector<float> yRef(static_cast<size_t>(n * rows));
-        {
-          test::SimdLevelGuard guard(SimdLevel::Avx2);
-          cpu::matmul(pool2, src.view, x.data(), n, yRef.data(), scratch);
-        }
-        for (SimdLevel level : test::supportedLevels()) {
-          test::SimdLevelGuard guard(level);
-          for (cpu::ThreadPool* pool : {&pool1, &pool2}) {
-            std::vector<float> y(yRef.size(), NAN);
-            cpu::matmul(*pool, fast, x.data(), n, y.data(), scratch);
-            if (!sameBits(y, yRef))
-              QFAIL(qPrintable(QStringLiteral("%1 rows, %2 tokens, %3, %4 threads: differs from "
-                                              "the reference kernels")
-                                   .arg(rows).arg(n).arg(cpu::simdLevelName(level))
-                                   .arg(pool->size())));
-          }
-        }
-      }
-    }
+    test::expectRepackedProductsEqualReference(GgmlType::Q6_K, &cpu::repackQ6KExact, {1, 7, 24, 45});
   }
 
   // One of Gemma-3's Q6_K feed-forward down matrices (640 x 2048), also shared with a Q4_K
@@ -157,13 +125,13 @@ class TestCpuQ6KExact : public QObject {
         cpu::matmul(pool, q50.view, x.data(), n, y5Ref.data(), scratch);
       }
       cpu::matmul(pool, fast, x.data(), n, yFast.data(), scratch);
-      QVERIFY2(sameBits(yFast, yRef), qPrintable(QStringLiteral("%1 tokens").arg(n)));
+      QVERIFY2(test::sameBits(yFast, yRef), qPrintable(QStringLiteral("%1 tokens").arg(n)));
       std::vector<float> a(yRef.size()), b4(y4Ref.size()), b5(y5Ref.size());
       const cpu::MatmulTarget all[] = {{&fast, a.data()}, {&q4kFast, b4.data()}, {&q50Fast, b5.data()}};
       cpu::matmulShared(pool, all, x.data(), n, scratch);
-      QVERIFY2(sameBits(a, yRef), qPrintable(QStringLiteral("shared %1 tokens").arg(n)));
-      QVERIFY2(sameBits(b4, y4Ref), qPrintable(QStringLiteral("shared Q4_K %1 tokens").arg(n)));
-      QVERIFY2(sameBits(b5, y5Ref), qPrintable(QStringLiteral("shared Q5_0 %1 tokens").arg(n)));
+      QVERIFY2(test::sameBits(a, yRef), qPrintable(QStringLiteral("shared %1 tokens").arg(n)));
+      QVERIFY2(test::sameBits(b4, y4Ref), qPrintable(QStringLiteral("shared Q4_K %1 tokens").arg(n)));
+      QVERIFY2(test::sameBits(b5, y5Ref), qPrintable(QStringLiteral("shared Q5_0 %1 tokens").arg(n)));
     }
   }
 };
