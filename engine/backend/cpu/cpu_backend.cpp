@@ -8,6 +8,7 @@
 #include "backend/cpu/ops/activations.h"
 #include "backend/cpu/ops/attention_amx.h"
 #include "backend/cpu/ops/attention_int8.h"
+#include "backend/cpu/repacked_kernels.h"
 #include "model/model_weights.h"
 
 namespace ember::cpu {
@@ -57,9 +58,9 @@ bool CpuBackend::amxAttention() const {
 std::string CpuBackend::name() const {
   const SimdLevel level = kernels_ == KernelMode::Reference ? simdLevel() : fastSimdLevel();
   return std::string("cpu (") + simdLevelName(level) + ", " + kernelModeName(kernels_) +
-         " kernels, " + (quantizedAttention() ? "int8 attention, "
-                               : amxAttention()     ? "amx attention, "
-                                                    : "") +
+         " kernels, " +
+         (kernels_ == KernelMode::Approx && amxRepackedKernels() ? "amx, " : "") +
+         (quantizedAttention() ? "int8 attention, " : amxAttention() ? "amx attention, " : "") +
          std::to_string(pool_.size()) + " threads)";
 }
 

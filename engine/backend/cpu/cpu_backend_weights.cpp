@@ -1,5 +1,7 @@
 #include "backend/cpu/cpu_backend_weights.h"
 
+#include "backend/cpu/repacked_kernels.h"
+
 namespace ember::cpu {
 namespace {
 
@@ -109,9 +111,15 @@ void repackCpuWeights(CpuWeights& w, ThreadPool& pool, bool kQuants, bool releas
                                         : exactQ6K ? repackQ6KExact(m, pool, releaseFilePages)
                                                    : repackMatrix(m, pool, releaseFilePages);
     if (!r) return;
-    // "approx": Q5_0 on the fused kernels (one float step per block instead of llama.cpp's 8
-    // lanes: Gemma's prompts about 1.3x faster, but its logits only close to llama.cpp's).
-    if (kQuants && m.type == gguf::GgmlType::Q5_0) r->llamaLanes = false;
+    // "approx": every lossless type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) on the fused kernels, one
+    // float step per block instead of llama.cpp's 8 lanes, at every token count (so a token
+    // gets the same bits alone as in a batch). Its logits are only close to llama.cpp's, but its
+    // products are faster: 1.5-1.7x on AVX-512 at 8 tokens (Gemma's Q5_0 prompts about 1.3x),
+    // and they run on AMX's tile unit where the CPU has it (repacked_kernels_amx.cpp). "fast"
+    // keeps llama.cpp's lanes: with the fused formula SmolLM2-135M's greedy continuations
+    // followed llama.cpp's on 1 of 6 prompts (test_fidelity_llamacpp wants 5), since the int8
+    // requantization of every layer's input turns last-bit differences into whole steps.
+    if (kQuants) r->llamaLanes = false;
     m.repacked = r.get();
     w.repackedBytes += r->bytes();
     // The file pages went back as the rows were repacked. A tied output matrix is the token

@@ -36,7 +36,9 @@ struct RepackedMatrix;
 // SixK layouts, the reference kernels' Q8_K activations and float orders). Other K-quants and
 // float types keep the reference kernels. Approx: Fast with the other K-quants (Q5_K, and Q4_K
 // or Q6_K where the lossless layouts do not apply) repacked too; those products use 32-element activation blocks and
-// another float order than llama.cpp, so they equal it only within a tolerance.
+// another float order than llama.cpp, so they equal it only within a tolerance. Approx also
+// runs the 32-element types on the fused formula (one float step per block), on Intel AMX's
+// tile unit for products of several tokens where the CPU has it.
 enum class KernelMode { Reference, Fast, Approx };
 const char* kernelModeName(KernelMode mode);  // "reference" / "fast" / "approx"
 // Parses one of those names; throws ember::Error for anything else.

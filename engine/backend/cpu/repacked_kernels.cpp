@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backend/cpu/amx_support.h"
 #include "backend/cpu/quant/block_formats.h"
 #include "backend/cpu/quant/kernels.h"
 
@@ -199,6 +200,10 @@ RepackedDotFn repackedKernelScalar(const RepackedMatrix& m) {
   if (m.layout == L::Nibble4)
     return m.roundedMinSum ? dotScalar<L::Nibble4, true> : dotScalar<L::Nibble4, false>;
   return m.roundedMinSum ? dotScalar<L::Int8, true> : dotScalar<L::Int8, false>;
+}
+
+bool amxRepackedKernels() {
+  return fastSimdLevel() == SimdLevel::Avx512Vnni && amxAvailable();
 }
 
 RepackedDotFn repackedKernel(const RepackedMatrix& m, SimdLevel level) {

@@ -61,5 +61,22 @@ RepackedDotFn repackedKernel(const RepackedMatrix& m, SimdLevel level);
 RepackedDotFn repackedKernelScalar(const RepackedMatrix& m);
 RepackedDotFn repackedKernelAvx2(const RepackedMatrix& m);
 RepackedDotFn repackedKernelAvx512(const RepackedMatrix& m);
+// Intel AMX (repacked_kernels_amx.cpp): the fused formula above with the exact block sums from
+// the tile unit, the same bits as the AVX-512 kernel; Nibble4, Nibble5 and Int8 without
+// llamaLanes, else null (and null in builds without AMX). Call only after amxAvailable().
+RepackedDotFn repackedKernelAmx(const RepackedMatrix& m);
+
+// Products of at least this many tokens run on AMX where it is used (amxRepackedKernels(), for
+// the matrices repackedKernelAmx takes: in practice "approx" mode, which repacks the lossless
+// types without llamaLanes). Measured: on one cached 1536 x 576 Q4_1 product (thread CPU time)
+// the AVX-512 fused kernel is faster up to 4 tokens and AMX from 5 (1.1x at 8 tokens, 1.5x at
+// 16, 1.75x at 64), but end to end an 8-chat decode step (weights streamed from memory, the
+// tile state set up per task) was slower on AMX (ITL p50 25-35 ms against 20-30 ms), while
+// prompts gained (SmolLM2 2048 tokens, 1 thread: 1.58x). So AMX serves prompts and big batches.
+constexpr int64_t kAmxMinTokens = 16;
+// Whether the repacked kernels use AMX: amxAvailable() (EMBER_CPU_AMX=0 turns it off) and the
+// fast SIMD level is AVX-512 VNNI. Below kAmxMinTokens the AVX-512 fused kernel gives the same
+// bits, so a token's result does not depend on the product's token count.
+bool amxRepackedKernels();
 
 }  // namespace ember::cpu

@@ -49,6 +49,9 @@ void repackedMatmulShared(ThreadPool& pool, std::span<const MatmulTarget> target
         repackedMatmulShared(pool, {&one, 1}, copy.data(), n, scratch);
       return;
     }
+  // Products of several tokens on AMX, for the matrices it has kernels for (the fused formula:
+  // not those that keep llama.cpp's lanes).
+  const bool useAmx = n >= kAmxMinTokens && level == SimdLevel::Avx512Vnni && amxRepackedKernels();
   Piece pieces[kMaxSharedTargets];
   int64_t totalGroups = 0;
   size_t totalBytes = 0;
@@ -58,7 +61,8 @@ void repackedMatmulShared(ThreadPool& pool, std::span<const MatmulTarget> target
     if (m->cols != cols)
       throw Error("matmulShared: matrices of " + std::to_string(m->cols) + " and " +
                   std::to_string(cols) + " columns cannot share an input");
-    pieces[i] = {m, targets[i].y, repackedKernel(*m, level), totalGroups};
+    RepackedDotFn dot = useAmx ? repackedKernelAmx(*m) : nullptr;
+    pieces[i] = {m, targets[i].y, dot != nullptr ? dot : repackedKernel(*m, level), totalGroups};
     totalGroups += m->groups;
     totalBytes += m->bytes();
   }

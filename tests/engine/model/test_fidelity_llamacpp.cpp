@@ -17,8 +17,9 @@
 // SmolLM2's weight types the kernels do not depend on the step size, and chunks change nothing.
 //
 // Kernel modes (cpu::KernelMode): the criteria above hold for "reference" and for "fast" (its
-// repacked kernels keep llama.cpp's sums, so the same bits). "approx" runs Q5_0 on kernels that
-// add each block in one float step (not llama.cpp's 8 lanes) and also repacks Gemma's Q6_K
+// repacked kernels keep llama.cpp's sums, so the same bits). "approx" runs the 32-element types
+// (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) on kernels that add each block in one float step (not llama.cpp's
+// 8 lanes; on AMX CPUs from the tile unit's block sums) and also repacks Gemma's Q6_K
 // matrices with 32-element activation blocks (its Q4_K ones take fast mode's lossless layout
 // where AVX-512 VNNI exists, and 32-element blocks elsewhere): it does not reach llama.cpp's bar
 // (measured on Gemma-3 when both K-quants used 32-element blocks: worst mean KL 1.0e-2, greedy
@@ -27,7 +28,10 @@
 // also computes a prompt's attention in int8 (ops/attention_int8.h); measured with it: SmolLM2
 // worst mean KL 1.4e-2, top-1 94% of positions, greedy 2/6; Gemma-3 1.2e-2, 93%, 3/6. (Float attention that
 // only leaves out llama.cpp's fp16 rounding of the softmax weights already gives SmolLM2 a mean
-// KL of 4.7e-3 and greedy 4/6, which is why "fast" keeps llama.cpp's attention.)
+// KL of 4.7e-3 and greedy 4/6, which is why "fast" keeps llama.cpp's attention.) Measured with
+// the one-step block sums too (AMX): SmolLM2 1.1e-2, 94.6%, greedy 2/6; Gemma-3 1.6e-2, 92.5%,
+// 4/6. In "fast" those block sums alone gave SmolLM2 6.4e-3, top-1 95.5% and greedy 1/6, which
+// is why "fast" keeps llama.cpp's lanes.
 #include <QCryptographicHash>
 #include <QtTest>
 #include <cmath>
