@@ -117,6 +117,9 @@ def resident_kib(pid):
     return 0
 
 
+STALLED_TOKENS = 900
+
+
 def check_stalled_reader(serve, model_path, workdir, key, check, write_timeout=2):
     """A client that asks for a long stream and never reads it: the answer backs up in the
     socket buffers (a 4 KiB receive buffer here, the server's fixed 64 KiB send buffer, frames of
@@ -131,8 +134,11 @@ def check_stalled_reader(serve, model_path, workdir, key, check, write_timeout=2
                                        messages=[{"role": "user", "content": "hi"}])
         before_kib = resident_kib(server.process.pid)
         disconnects = metric(server.port, key, "ember_client_disconnects_total")
-        body = json.dumps({"model": server.model_id, "max_tokens": 300, "ignore_eos": True,
-                           "stream": True, "logprobs": True, "top_logprobs": 20, "temperature": 0,
+        # 900 tokens (of the 1024-token context) take the engine several times the write timeout
+        # (about 6 s at 6.6 ms a token with logprobs), so only the timeout can end it early.
+        body = json.dumps({"model": server.model_id, "max_tokens": STALLED_TOKENS,
+                           "ignore_eos": True, "stream": True, "logprobs": True,
+                           "top_logprobs": 20, "temperature": 0,
                            "messages": [{"role": "user", "content": "Count to a thousand."}]})
         stalled = socket.socket()
         stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -162,11 +168,11 @@ def check_stalled_reader(serve, model_path, workdir, key, check, write_timeout=2
         server.stop()
         line = [f for f in log_lines(server.log_file).values() if f["status"] == "499"]
         check(len(line) == 1 and line[0]["finish"] == "cancelled" and
-              int(line[0]["completion"]) < 300,
-              f"the stalled stream was aborted before its 300 tokens: {line}")
+              int(line[0]["completion"]) < STALLED_TOKENS,
+              f"the stalled stream was aborted before its {STALLED_TOKENS} tokens: {line}")
         if line:
-            print(f"stalled reader: aborted after {line[0]['completion']} of 300 tokens, "
-                  f"{float(line[0]['total_ms']):.0f} ms; RSS +{grown_kib} KiB", flush=True)
+            print(f"stalled reader: aborted after {line[0]['completion']} of {STALLED_TOKENS} "
+                  f"tokens, {float(line[0]['total_ms']):.0f} ms; RSS +{grown_kib} KiB", flush=True)
 
 
 def check_sigterm_streams(serve, model_path, workdir, key, check):
