@@ -142,7 +142,8 @@ std::optional<TokenId> idWithin(int32_t id, size_t vocabSize) {
   return id;
 }
 
-spm::ModelProto modelFromVocabulary(const GgufVocabulary& vocab) {
+// The piece count, after checking that every piece has a score (both encoders need them).
+size_t checkedPieceCount(const GgufVocabulary& vocab) {
   const size_t n = vocab.tokens.size();
   if (n == 0) throw Error("the SentencePiece vocabulary (tokenizer.ggml.tokens) is empty");
   if (vocab.scores.size() != n) {
@@ -150,6 +151,11 @@ spm::ModelProto modelFromVocabulary(const GgufVocabulary& vocab) {
                 std::to_string(n) + " tokens (found " + std::to_string(vocab.scores.size()) +
                 ")");
   }
+  return n;
+}
+
+spm::ModelProto modelFromVocabulary(const GgufVocabulary& vocab) {
+  const size_t n = checkedPieceCount(vocab);
   spm::ModelProto model;
   model.pieces.resize(n);
   const SpmPieceRules rules = spmPieceRulesOf(vocab.tokens, vocab.types, vocab.special.unk);
@@ -242,13 +248,7 @@ std::unique_ptr<Tokenizer> makeSentencePieceTokenizer(const GgufVocabulary& voca
 std::unique_ptr<Tokenizer> makeSentencePieceTokenizer(const GgufVocabulary& vocab,
                                                       SpmEncoderChoice choice) {
   if (choice == SpmEncoderChoice::Library) return makeLibraryTokenizer(vocab);
-  const size_t n = vocab.tokens.size();
-  if (n == 0) throw Error("the SentencePiece vocabulary (tokenizer.ggml.tokens) is empty");
-  if (vocab.scores.size() != n) {
-    throw Error("a SentencePiece vocabulary needs tokenizer.ggml.scores for each of its " +
-                std::to_string(n) + " tokens (found " + std::to_string(vocab.scores.size()) +
-                ")");
-  }
+  const size_t n = checkedPieceCount(vocab);
   SpmPieceRules rules = spmPieceRulesOf(vocab.tokens, vocab.types, vocab.special.unk);
   // The same settings modelFromVocabulary gives the library: dummy prefix unless the GGUF says
   // otherwise, no whitespace removal, no charsmap.
