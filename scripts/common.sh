@@ -7,7 +7,7 @@ export EMBER_MODELS_DIR="${EMBER_MODELS_DIR:-$HOME/.cache/ember/models}"
 
 # Debian packages needed to build and test Ember.
 EMBER_DEBIAN_PACKAGES=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git ccache
   libsentencepiece-dev libspdlog-dev libsqlite3-dev libpcre2-dev nlohmann-json3-dev
   libcpp-httplib-dev libssl-dev python3-venv
   libcurl4-openssl-dev qtkeychain-qt6-dev

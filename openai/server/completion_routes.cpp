@@ -243,7 +243,10 @@ void ApiServer::Impl::handleGeneration(const httplib::Request& req, const std::s
         if (stream->ended) sink.done();
         return true;
       },
-      [this, stream, admitted](bool) {
+      [this, stream, admitted](bool written) {
+        // httplib checks the socket between our calls and may give up on a client that left
+        // without calling us again (or before the headers went out): that is a disconnect too.
+        if (!written && !stream->ended && !stopping) stream->disconnected = true;
         // Whatever happened, the requests end here: abort what runs, wait for every Finished.
         if (!stream->progress.done()) stream->channel->abortAll();
         while (!stream->progress.done())
