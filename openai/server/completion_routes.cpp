@@ -244,8 +244,9 @@ void ApiServer::Impl::handleGeneration(const httplib::Request& req, const std::s
         return true;
       },
       [this, stream, admitted](bool written) {
-        // httplib checks the socket between our calls and may give up on a client that left
-        // without calling us again (or before the headers went out): that is a disconnect too.
+        // httplib can end a response without our provider seeing it fail (headers it could not
+        // write, a socket unwritable for the write timeout between two of our calls): its
+        // "not written" is then the only sign that the client is gone.
         if (!written && !stream->ended && !stopping) stream->disconnected = true;
         // Whatever happened, the requests end here: abort what runs, wait for every Finished.
         if (!stream->progress.done()) stream->channel->abortAll();
