@@ -36,6 +36,13 @@ def log_lines(path):
     return lines
 
 
+def print_last_requests(log_file, count, what):
+    """How the server logged its last `count` requests (for a failed count of them)."""
+    for f in list(log_lines(log_file).values())[-count:]:
+        print(f"  {what} logged: status={f['status']} finish={f['finish']} "
+              f"completion={f['completion']} note={f.get('note', '')}", flush=True)
+
+
 def post_raw(port, key, body):
     sock = socket.create_connection(("127.0.0.1", port))
     sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "

@@ -16,7 +16,7 @@ import httpx
 import openai
 
 from cancel_checks import (check_prefill_disconnect, check_sigterm_streams, check_stalled_reader,
-                           log_lines)
+                           print_last_requests)
 from gateway_checks import check_bind, check_one_credential, check_path_models, check_rate_limits
 from limit_checks import check_limits
 from logprob_checks import check_logprobs
@@ -365,10 +365,8 @@ def check_load(serve, model_path, workdir, _schemas):
             time.sleep(0.05)
         counted = metric(server.port, KEY, "ember_client_disconnects_total") - before
         check(counted == 16, f"16 killed streams counted as disconnects ({counted:.0f} counted)")
-        if counted != 16:  # how the server logged the 16 (its last 16 request lines)
-            for f in list(log_lines(server.log_file).values())[-16:]:
-                print(f"  killed stream logged: status={f['status']} finish={f['finish']} "
-                      f"completion={f['completion']} note={f.get('note', '')}", flush=True)
+        if counted != 16:
+            print_last_requests(server.log_file, 16, "killed stream")
         for gauge in ("ember_requests_running", "ember_requests_waiting", "ember_kv_blocks_used",
                       "ember_http_requests_in_flight"):
             check(metric(server.port, KEY, gauge) == 0, f"{gauge} back to 0 after 16 kills")
