@@ -23,6 +23,7 @@
 #include <utility>
 #include <new>
 
+#include "backend/cpu/amx_tiles.h"
 #include "backend/cpu/quant/kernels.h"
 #include "backend/cpu/quant/x86_simd.h"
 
@@ -36,22 +37,12 @@ constexpr int kTileTokens = 16;
 constexpr size_t kUnpackedBlockBytes = 512;  // one B tile: 8 rows of 64 bytes
 constexpr int64_t kPrefetchBlocks = 12;       // as the AVX-512 kernels (decode streams)
 
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t startRow = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
 void configureTiles(int tokens) {
   TileConfig c;
-  for (int i : {0, 1}) c.colsb[i] = 32, c.rows[i] = uint8_t(tokens);
-  for (int i : {2, 3}) c.colsb[i] = 64, c.rows[i] = 8;
-  for (int i : {4, 5}) c.colsb[i] = 64, c.rows[i] = uint8_t(tokens);
-  // Not _tile_loadconfig: GCC 12's tells the compiler that only the first 8 bytes are read,
-  // and the stores of the shapes are then dropped as dead.
-  asm volatile("ldtilecfg %0" ::"m"(c));
+  for (int i : {0, 1}) c.bytesPerRow[i] = 32, c.rows[i] = uint8_t(tokens);
+  for (int i : {2, 3}) c.bytesPerRow[i] = 64, c.rows[i] = 8;
+  for (int i : {4, 5}) c.bytesPerRow[i] = 64, c.rows[i] = uint8_t(tokens);
+  loadTileConfig(c);
 }
 
 // Per thread: (blocks, 512) unpacked weights of one row group, then two (16, 16) int32 tiles

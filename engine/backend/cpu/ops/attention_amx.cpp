@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "backend/cpu/amx_tiles.h"
 #include "backend/cpu/ops/vector_math.h"
 
 // GCC 12 reports the _mm512_undefined_* operand inside its own intrinsic wrappers as "may be used
@@ -22,34 +23,23 @@ constexpr int kTile = 16;      // tile rows, and fp32 columns of a result tile
 constexpr int kPairs = 32;     // bf16 values along the inner dimension of one tile product
 constexpr int kTileBf16 = kTile * kPairs;  // bf16 values in one operand tile (1 KiB)
 
-// The tile configuration (Intel SDM, LDTILECFG): palette 1, eight 16 x 64-byte tiles.
-// tmm0-3: fp32 results; tmm4-7 (and 2-3 in the values' pass): bf16 operands.
-struct alignas(64) TileConfig {
-  uint8_t palette = 0;
-  uint8_t startRow = 0;
-  uint8_t reserved[14] = {};
-  uint16_t bytesPerRow[16] = {};
-  uint8_t rows[16] = {};
-};
-static_assert(sizeof(TileConfig) == 64);
-
-// Loads this file's configuration and puts back the thread's previous one (another kernel's, or
-// none) when it goes out of scope, so kernels with other tile shapes can share the thread.
+// This file's tile configuration: eight 16 x 64-byte tiles; tmm0-3: fp32 results, tmm4-7 (and 2-3
+// in the values' pass): bf16 operands. The scope loads it and puts back the thread's previous one
+// (another kernel's, or none) when it ends, so kernels with other tile shapes can share the thread.
 class TileConfigScope {
  public:
   TileConfigScope() {
-    _tile_storeconfig(&previous_);
+    storeTileConfig(previous_);  // all zero when the thread had none
     TileConfig mine;
-    mine.palette = 1;
     for (int t = 0; t < 8; ++t) {
       mine.bytesPerRow[t] = 64;
       mine.rows[t] = kTile;
     }
-    _tile_loadconfig(&mine);
+    loadTileConfig(mine);
   }
   ~TileConfigScope() {
     if (previous_.palette != 0)
-      _tile_loadconfig(&previous_);
+      loadTileConfig(previous_);
     else
       _tile_release();
   }
