@@ -35,46 +35,17 @@
 #include "backend/cpu/ops/attention_amx.h"
 #include "backend/cpu/ops/half.h"
 #include "op_test_support.h"
+#include "random_kv_pool.h"
 
 using namespace ember::cpu::ops;
 using ember::test::randomVector;
+using Pool = ember::test::RandomKvPool;
 
 namespace {
 
-// A layer's KV pool with `positions` random keys/values in a scattered block table.
-struct Pool {
-  int blockSize, kvHeads, headDim, valueDim, positions;
-  std::vector<int32_t> table;
-  std::vector<uint16_t> keyStore, valueStore;
-  KvLayerView kv;
-
-  Pool(std::mt19937& rng, int blockSize_, int kvHeads_, int headDim_, int valueDim_,
-       int positions_, float keySpread)
-      : blockSize(blockSize_), kvHeads(kvHeads_), headDim(headDim_), valueDim(valueDim_),
-        positions(positions_) {
-    // Two more blocks in the table than the positions need, unwritten: past the last position.
-    const int used = (positions + blockSize - 1) / blockSize + 2, count = used + 3;
-    std::vector<int32_t> all(static_cast<size_t>(count));
-    std::iota(all.begin(), all.end(), 0);
-    std::shuffle(all.begin(), all.end(), rng);
-    table.assign(all.begin(), all.begin() + used);
-    // Unwritten slots hold NaN (0x7e00): reading one makes the AMX path decline (a test failure).
-    keyStore.assign(size_t(count) * kvHeads * blockSize * headDim, 0x7e00);
-    valueStore.assign(size_t(count) * kvHeads * blockSize * valueDim, 0x7e00);
-    kv = {keyStore.data(), valueStore.data(), count, blockSize, kvHeads, headDim, valueDim};
-    for (int p = 0; p < positions; ++p) {
-      std::vector<float> k = randomVector(rng, size_t(kvHeads) * headDim, keySpread);
-      std::vector<float> v = randomVector(rng, size_t(kvHeads) * valueDim);
-      storeKv(kv, table, p, k.data(), v.data());
-    }
-  }
-  const uint16_t* key(int p, int head) const {
-    return kv.keyAt(table[size_t(p / blockSize)], head, p % blockSize);
-  }
-  const uint16_t* value(int p, int head) const {
-    return kv.valueAt(table[size_t(p / blockSize)], head, p % blockSize);
-  }
-};
+// Every pool's table lists two unwritten blocks past the last position's; reading one makes the
+// AMX path decline (a test failure).
+constexpr int kUnwrittenBlocks = 2;
 
 constexpr double kU = 1.0 / 16777216.0;  // 2^-24
 double gamma(double m) { return m * kU / (1 - m * kU); }
@@ -221,7 +192,8 @@ class TestAttentionAmx : public QObject {
     QVERIFY(amxAttentionFits(headDim, valueDim));
     std::mt19937 rng(uint32_t(history * 131 + tokens * 7 + headDim));
     // Spread keys so that the softmax is peaked as well as flat across the rows.
-    const Pool pool(rng, blockSize, kvHeads, headDim, valueDim, history + tokens, 1.5f);
+    const Pool pool(rng, blockSize, kvHeads, headDim, valueDim, history + tokens, 1.5f,
+                    kUnwrittenBlocks);
     const float scale = 1.0f / std::sqrt(float(headDim));
     const int queries = tokens * group;
     std::vector<float> q = randomVector(rng, size_t(queries) * headDim, 2.0f);
@@ -279,7 +251,7 @@ class TestAttentionAmx : public QObject {
 
   void declinesNonFiniteRows() {
     std::mt19937 rng(5);
-    Pool pool(rng, 16, 1, 64, 64, 100, 1.0f);
+    Pool pool(rng, 16, 1, 64, 64, 100, 1.0f, kUnwrittenBlocks);
     std::vector<float> q = randomVector(rng, 64);
     roundToHalfPrecision(q.data(), 64);
     std::vector<float> out(64);

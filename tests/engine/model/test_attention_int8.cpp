@@ -29,45 +29,13 @@
 #include "backend/cpu/ops/attention_int8.h"
 #include "backend/cpu/ops/half.h"
 #include "op_test_support.h"
+#include "random_kv_pool.h"
 
 using namespace ember::cpu::ops;
 using ember::test::randomVector;
+using Pool = ember::test::RandomKvPool;
 
 namespace {
-
-// A layer's KV pool with `positions` random keys/values in a scattered block table.
-struct Pool {
-  int blockSize, kvHeads, headDim, valueDim, positions;
-  std::vector<int32_t> table;
-  std::vector<uint16_t> keyStore, valueStore;
-  KvLayerView kv;
-
-  Pool(std::mt19937& rng, int blockSize_, int kvHeads_, int headDim_, int valueDim_,
-       int positions_, float keySpread)
-      : blockSize(blockSize_), kvHeads(kvHeads_), headDim(headDim_), valueDim(valueDim_),
-        positions(positions_) {
-    const int used = (positions + blockSize - 1) / blockSize, count = used + 3;
-    std::vector<int32_t> all(static_cast<size_t>(count));
-    std::iota(all.begin(), all.end(), 0);
-    std::shuffle(all.begin(), all.end(), rng);
-    table.assign(all.begin(), all.begin() + used);
-    // Unwritten slots hold NaN (0x7e00): reading one would poison the result.
-    keyStore.assign(size_t(count) * kvHeads * blockSize * headDim, 0x7e00);
-    valueStore.assign(size_t(count) * kvHeads * blockSize * valueDim, 0x7e00);
-    kv = {keyStore.data(), valueStore.data(), count, blockSize, kvHeads, headDim, valueDim};
-    for (int p = 0; p < positions; ++p) {
-      std::vector<float> k = randomVector(rng, size_t(kvHeads) * headDim, keySpread);
-      std::vector<float> v = randomVector(rng, size_t(kvHeads) * valueDim);
-      storeKv(kv, table, p, k.data(), v.data());
-    }
-  }
-  const uint16_t* key(int p, int head) const {
-    return kv.keyAt(table[size_t(p / blockSize)], head, p % blockSize);
-  }
-  const uint16_t* value(int p, int head) const {
-    return kv.valueAt(table[size_t(p / blockSize)], head, p % blockSize);
-  }
-};
 
 double maxAbsOf(const uint16_t* x, int n) {
   double m = 0;
