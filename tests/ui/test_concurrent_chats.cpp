@@ -1,5 +1,5 @@
 // Several conversations generating at once through the AppController, in-process, on the real
-// default model and a fresh database (issue 5): send in chat A, switch to chat B, send there;
+// default model and a fresh database: send in chat A, switch to chat B, send there;
 // both stream, each Stop is its own, both answers end in the store with their stats. And
 // Regenerate/Edit resend exactly the history of the answer they replace, which is what lets the
 // engine's prefix cache serve the shared part.
@@ -82,7 +82,7 @@ class ConcurrentChatsTest : public QObject {
     QVERIFY(controller_->modelLoaded());
   }
 
-  // Issue 5: send in chat A, switch to chat B, send there: both stream at once; opening A
+  // Send in chat A, switch to chat B, send there: both stream at once; opening A
   // mid-stream shows its partial answer still filling; A's own Stop leaves B running; both
   // answers end in the store with their stats.
   void twoConversationsStreamAtOnce() {

@@ -3,7 +3,7 @@
 // the streamed answer, reads the last bubble and its stats line from the QML items, and saves a
 // screenshot. References: the text we sent (it must come back from the store byte for byte), the
 // answer the model produced (the bubble must show it, and the store must hold it with its stats),
-// and the stats-line format written in the issues ("TTFT 120 ms · 48.2 tok/s · 64 tokens", then
+// and the stats-line format the app promises ("TTFT 120 ms · 48.2 tok/s · 64 tokens", then
 // "reused N of M prompt tokens" and the backend the answer ran on). A second run streams two
 // chats at once (EMBER_TEST_AUTOSEND_SECOND) and takes concurrent.png (in the build folder).
 #include <QDir>
@@ -126,7 +126,7 @@ class UiEndToEndTest : public QObject {
     qInfo("screenshots: %s %s", qPrintable(screenshot), qPrintable(panels));
   }
 
-  // Issue 5 in the window: the first chat streams a long answer; the hook opens a second chat
+  // Several chats at once, in the window: the first chat streams a long answer; the hook opens a second chat
   // and sends there; the picture is taken while both stream. Both answers end complete in the
   // store with their stats (prompt reuse, backend), each in its own conversation.
   void twoChatsStreamAtOnce() {

@@ -1,5 +1,5 @@
 #pragma once
-// ember-bench gpu: the CUDA figures of issue 6, each against a limit measured in the same run.
+// ember-bench gpu: the CUDA figures, each against a limit measured in the same run.
 //   copy bandwidth   device-to-device cudaMemcpyAsync of 1 GiB (bytes read + written), GB/s
 //   matrix rate      cuBLAS 4096 x 4096 x 4096 GEMM in bf16 and fp16 (fp32 accumulate), TFLOP/s
 //   tg128            batch-1 decode tokens/s on the CUDA backend after a 512-token prompt, with

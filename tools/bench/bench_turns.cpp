@@ -190,7 +190,7 @@ int runTurnsFigure(const TurnsOptions& options, Reporter& reporter, bool json) {
     }
   }
   const size_t last = kTurns - 1;
-  // Goal (issue 5): turn 8 within 1.3x of turn 1 with the cache on.
+  // The goal: turn 8 within 1.3x of turn 1 with the cache on.
   auto ratio = [&](const std::string& name, const std::vector<double>& num,
                    const std::vector<double>& den) {
     reporter.report(name, "x", pairedRatios(num, den), {}, sha);

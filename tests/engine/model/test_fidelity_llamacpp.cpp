@@ -5,7 +5,7 @@
 // sliding window, tests/engine/model/data/gemma-3-270m-q4_k_m.swa.json (make_swa_golden.py in
 // the same folder: same reference and settings, a 962-token prompt).
 //
-// Criteria (issue 3): at every position the top-1 token agrees, except where llama.cpp's own
+// Criteria: at every position the top-1 token agrees, except where llama.cpp's own
 // top-2 logits are within 0.05 (counted); the mean KL divergence between llama.cpp's top-20
 // distribution and ours over the same 20 ids is below 0.01 for each prompt; greedy
 // continuations agree for all 32 tokens on at least 5 of the 6 prompts. The prompt is also run

@@ -1,7 +1,7 @@
 // readGgufVocabulary: the tokenizer.ggml.* metadata of real vocabularies (values cross-checked
-// with gguf-py 0.19.0 reading the same files), and a clear error for each malformed case that
-// ../shared/guide/RELIABILITY.md lists under "Model files" (missing tokenizer, special-token ids
-// outside the vocabulary, malformed byte tokens such as <0x-1>) plus mismatched array lengths.
+// with gguf-py 0.19.0 reading the same files), and a clear error for each malformed model file a
+// user may meet (missing tokenizer, special-token ids outside the vocabulary, malformed byte
+// tokens such as <0x-1>, mismatched array lengths).
 // Malformed files are built in memory with the GGUF writer.
 #include <QtTest>
 
