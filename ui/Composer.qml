@@ -11,17 +11,50 @@ Pane {
     id: composer
     padding: 10
     readonly property string blockReason: AppController.composerBlockReason
-    property string refusal: ""  // why the last Enter did not send, until the text changes
+    // Why the last Enter did not send, or why dropped files were not attached, until the text
+    // changes.
+    property string refusal: ""
     // A paste longer than this is not put into the field: laying out a text document of a
     // megabyte stalls the window for a second or more (Qt Quick lays out all of it at once). It is
     // kept here, shown as a line with its size, and sent after what is typed.
     readonly property int inlinePasteLimit: 20000
     property string pasted: ""
-    // The message as it will be sent: the typed text, then the pasted block.
+    // Files dropped on the composer, each {name, block, characters} (AppController
+    // .readDroppedFile): sent after the pasted block, in the order they came.
+    property var attachments: []
+    // The message as it will be sent: the typed text, the pasted block, then each file's block.
     function messageText() {
-        if (pasted.length === 0)
-            return input.text
-        return input.text.trim().length > 0 ? input.text + "\n\n" + pasted : pasted
+        let parts = input.text.trim().length > 0 ? [input.text] : []
+        if (pasted.length > 0)
+            parts.push(pasted)
+        for (const file of attachments)
+            parts.push(file.block)
+        return parts.length === 0 ? input.text : parts.join("\n\n")
+    }
+    // Dropped files: a model file (.gguf) is opened as the model menu would; any other file is
+    // attached when it is text, else the composer says why not (one line per file).
+    function takeFiles(urls) {
+        let taken = attachments.slice()
+        let refused = []
+        for (const url of urls) {
+            if (String(url).toLowerCase().endsWith(".gguf")) {
+                AppController.loadModelUrl(url)
+                continue
+            }
+            const file = AppController.readDroppedFile(url)
+            if (file.error)
+                refused.push(file.error)
+            else
+                taken.push(file)
+        }
+        attachments = taken
+        refusal = refused.join("\n")
+        input.forceActiveFocus()
+    }
+    function removeAttachment(index) {
+        let kept = attachments.slice()
+        kept.splice(index, 1)
+        attachments = kept
     }
     function sendNow() {
         const text = messageText()
@@ -31,6 +64,7 @@ Pane {
         if (why.length === 0) {
             input.clear()
             pasted = ""
+            attachments = []
         }
         refusal = why
     }
@@ -58,6 +92,7 @@ Pane {
         input.forceActiveFocus()
     }
     onPastedChanged: AppController.setDraft(messageText())
+    onAttachmentsChanged: AppController.setDraft(messageText())
     // Focus comes back after an answer ends, unless the user is typing somewhere else.
     function takeFocusUnlessTypingElsewhere() {
         const current = Window.activeFocusItem
@@ -78,23 +113,28 @@ Pane {
         function onAnswerFinished() { composer.takeFocusUnlessTypingElsewhere() }
     }
 
-    // Text dragged onto any part of the composer (files are not taken).
+    // Text or files dragged onto any part of the composer. A file manager's drag carries the
+    // files' URLs and their paths as text too: the files win.
     DropArea {
         objectName: "composerDropArea"
         parent: composer
         anchors.fill: parent
         z: 1
         onEntered: (drag) => {
-            if (drag.hasText)
+            if (drag.hasUrls || drag.hasText)
                 drag.accept(Qt.CopyAction)
             else
                 drag.accepted = false
         }
         onDropped: (drop) => {
-            if (!drop.hasText)
+            if (drop.hasUrls) {
+                composer.takeFiles(drop.urls)
+            } else if (drop.hasText) {
+                const at = mapToItem(input, drop.x, drop.y)
+                composer.takeText(drop.text, input.positionAt(at.x, at.y))
+            } else {
                 return
-            const at = mapToItem(input, drop.x, drop.y)
-            composer.takeText(drop.text, input.positionAt(at.x, at.y))
+            }
             drop.accept(Qt.CopyAction)
         }
     }
@@ -104,6 +144,7 @@ Pane {
         spacing: 4
 
         Label {
+            objectName: "composerNotice"
             Layout.fillWidth: true
             visible: composer.blockReason.length > 0 || composer.refusal.length > 0
             text: composer.refusal.length > 0 ? composer.refusal : composer.blockReason
@@ -130,6 +171,27 @@ Pane {
                 text: qsTr("Remove")
                 onClicked: composer.pasted = ""
                 Accessible.name: qsTr("Remove the pasted text")
+            }
+        }
+
+        Repeater {
+            model: composer.attachments
+            RowLayout {
+                required property var modelData
+                required property int index
+                Layout.fillWidth: true
+                Label {
+                    objectName: "attachedFile"
+                    Layout.fillWidth: true
+                    text: qsTr("%1 (%L2 characters), sent after what you type")
+                          .arg(modelData.name).arg(modelData.characters)
+                    elide: Text.ElideMiddle
+                }
+                ToolButton {
+                    text: qsTr("Remove")
+                    onClicked: composer.removeAttachment(index)
+                    Accessible.name: qsTr("Remove %1 from the message").arg(modelData.name)
+                }
             }
         }
 

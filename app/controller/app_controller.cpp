@@ -5,9 +5,12 @@
 #include <QClipboard>
 #include <QGuiApplication>
 #include <QJsonDocument>
+#include <QLocale>
 #include <QPointer>
+#include <QUrl>
 
 #include "controller/conversation_settings.h"
+#include "controller/dropped_file.h"
 #include "controller/stats_format.h"
 #include "logging/app_log.h"
 
@@ -330,6 +333,35 @@ void AppController::copyText(const QString& text) const {
 QString AppController::clipboardText() const {
   const QClipboard* clipboard = QGuiApplication::clipboard();
   return clipboard ? clipboard->text() : QString();
+}
+
+QVariantMap AppController::readDroppedFile(const QUrl& url) const {
+  if (!url.isLocalFile())
+    return {{"name", url.fileName()},
+            {"error", tr("%1 is not a file on this computer.").arg(url.toDisplayString())}};
+  const DroppedFile file = app::readDroppedFile(url.toLocalFile());
+  QString error;
+  switch (file.refusal) {
+    case DropRefusal::None:
+      return {{"name", file.name},
+              {"block", attachmentBlock(file.name, file.text)},
+              {"characters", file.text.size()}};
+    case DropRefusal::Folder:
+      error = tr("%1 is a folder: drop the files in it instead.").arg(file.name);
+      break;
+    case DropRefusal::Unreadable:
+      error = tr("%1 could not be read: %2").arg(file.name, file.reason);
+      break;
+    case DropRefusal::TooLarge:
+      error = tr("%1 is %2; files up to %3 can be attached.")
+                  .arg(file.name, QLocale().formattedDataSize(file.bytes),
+                       QLocale().formattedDataSize(kMaxAttachmentBytes));
+      break;
+    case DropRefusal::NotText:
+      error = tr("%1 is not a text file: only text (UTF-8) can be attached.").arg(file.name);
+      break;
+  }
+  return {{"name", file.name}, {"error", error}};
 }
 
 QString AppController::selectionText() const {

@@ -166,6 +166,10 @@ class AppController : public QObject {
   // The clipboard's text (Qt Quick has no clipboard type): the composer asks how long a paste is
   // before its text field takes it.
   Q_INVOKABLE QString clipboardText() const;
+  // A file dropped on the composer, as the message will carry it: {name, block (its text under
+  // its name, dropped_file.h), characters (of its content)}, or {name, error} saying why it is
+  // not attached (a folder, unreadable, over 2 MB, not text).
+  Q_INVOKABLE QVariantMap readDroppedFile(const QUrl& url) const;
   // The primary selection's text, for a middle-click paste (X11, and Wayland's primary
   // selection); empty where the platform has none.
   Q_INVOKABLE QString selectionText() const;

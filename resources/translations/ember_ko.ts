@@ -181,6 +181,26 @@
         <source>(step %1 of %2)</source>
         <translation>(%2단계 중 %1단계)</translation>
     </message>
+    <message>
+        <source>%1 is not a file on this computer.</source>
+        <translation>%1은(는) 이 컴퓨터에 있는 파일이 아닙니다.</translation>
+    </message>
+    <message>
+        <source>%1 is a folder: drop the files in it instead.</source>
+        <translation>%1은(는) 폴더입니다. 폴더 안의 파일을 끌어다 놓으세요.</translation>
+    </message>
+    <message>
+        <source>%1 could not be read: %2</source>
+        <translation>%1을(를) 읽을 수 없습니다: %2</translation>
+    </message>
+    <message>
+        <source>%1 is %2; files up to %3 can be attached.</source>
+        <translation>%1의 크기는 %2입니다. %3 이하의 파일만 첨부할 수 있습니다.</translation>
+    </message>
+    <message>
+        <source>%1 is not a text file: only text (UTF-8) can be attached.</source>
+        <translation>%1은(는) 텍스트 파일이 아닙니다. 텍스트(UTF-8) 파일만 첨부할 수 있습니다.</translation>
+    </message>
 </context>
 <context>
     <name>ChatView</name>
@@ -254,6 +274,14 @@
     <message>
         <source>Queued, sent once your chats are open: %1</source>
         <translation>대기 중, 대화가 열리면 보냅니다: %1</translation>
+    </message>
+    <message>
+        <source>%1 (%L2 characters), sent after what you type</source>
+        <translation>%1(%L2자), 입력한 내용 뒤에 보냅니다</translation>
+    </message>
+    <message>
+        <source>Remove %1 from the message</source>
+        <translation>메시지에서 %1 빼기</translation>
     </message>
 </context>
 <context>

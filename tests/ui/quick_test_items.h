@@ -7,6 +7,7 @@
 #include <QQuickItem>
 #include <QQuickWindow>
 #include <QString>
+#include <QUrl>
 #include <QtTest>
 
 namespace ember::test {
@@ -41,6 +42,24 @@ inline bool dropText(QQuickWindow* window, QPoint at, const QString& text) {
   QMimeData data;
   data.setText(text);
   const Qt::DropActions offered = Qt::CopyAction | Qt::MoveAction;
+  QDragEnterEvent enter(at, offered, &data, Qt::LeftButton, Qt::NoModifier);
+  QCoreApplication::sendEvent(window, &enter);
+  QDragMoveEvent move(at, offered, &data, Qt::LeftButton, Qt::NoModifier);
+  QCoreApplication::sendEvent(window, &move);
+  QDropEvent drop(QPointF(at), offered, &data, Qt::LeftButton, Qt::NoModifier);
+  QCoreApplication::sendEvent(window, &drop);
+  return drop.isAccepted() && drop.dropAction() == Qt::CopyAction;
+}
+
+// The same for files: drags their URLs (text/uri-list, what a file manager offers, with the
+// paths as text/plain beside them) onto the window and drops them.
+inline bool dropUrls(QQuickWindow* window, QPoint at, const QList<QUrl>& urls) {
+  QMimeData data;
+  data.setUrls(urls);
+  QStringList paths;
+  for (const QUrl& url : urls) paths << url.toLocalFile();
+  data.setText(paths.join('\n'));
+  const Qt::DropActions offered = Qt::CopyAction | Qt::MoveAction | Qt::LinkAction;
   QDragEnterEvent enter(at, offered, &data, Qt::LeftButton, Qt::NoModifier);
   QCoreApplication::sendEvent(window, &enter);
   QDragMoveEvent move(at, offered, &data, Qt::LeftButton, Qt::NoModifier);

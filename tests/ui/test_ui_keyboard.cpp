@@ -3,8 +3,11 @@
 // Ctrl+F focuses search, and the composer has the focus at start and takes typing before a model
 // is loaded (Enter then says why it cannot send). A long paste, drop or middle-click paste is held
 // out of the text field as a pasted block.
-// References: the key bindings written in the issue; the store for what was sent.
+// References: the key bindings above, as the composer's placeholder and the shortcuts state them;
+// the store for what was sent.
 #include <QClipboard>
+#include <QDir>
+#include <QFile>
 #include <QElapsedTimer>
 #include <QProcess>
 #include <QGuiApplication>
@@ -257,6 +260,53 @@ class UiKeyboardTest : public QObject {
     expectPastedBlock(text);
     QVERIFY(!QTest::currentTestFailed());
     sendsBlockAsIs(text);
+  }
+
+  // Files dragged from a file manager and dropped on the composer are attached: each text file
+  // shows as a line with its name, and Enter sends the typed text, then each file under its name
+  // in a fenced block (the store must hold exactly that). A binary file and a folder are refused
+  // with the composer saying why, naming them; the text file dropped with them still goes.
+  // References: the files' own bytes and the block format written out by hand.
+  void droppedFilesAreAttached() {
+    QVERIFY(ensureModel());
+    QTest::keyClick(window_, Qt::Key_N, Qt::ControlModifier);
+    QQuickItem* input = item("composerInput");
+    QTRY_VERIFY(input->hasActiveFocus());
+    const QString notes = QStringLiteral("회의 메모\nShip on Friday, 금요일에 배포.\n");
+    const QString notesPath = dir_.filePath("메모.txt");
+    const QString binaryPath = dir_.filePath("photo.png");
+    const QString folderPath = dir_.filePath("a folder");
+    for (const auto& [path, bytes] : {std::pair{notesPath, notes.toUtf8()},
+                                      std::pair{binaryPath, QByteArray("\x89PNG\r\n\x1a\n\0\0", 10)}}) {
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      QCOMPARE(f.write(bytes), bytes.size());
+    }
+    QVERIFY(QDir().mkpath(folderPath));
+    typeText(window_, "Summarise this.");
+    QVERIFY(ember::test::dropUrls(window_, ember::test::centreOf(input),
+                                  {QUrl::fromLocalFile(binaryPath), QUrl::fromLocalFile(notesPath),
+                                   QUrl::fromLocalFile(folderPath)}));
+    QTRY_VERIFY(anyVisible(window_->contentItem(), QStringLiteral("attachedFile")));
+    const QString line = item("attachedFile")->property("text").toString();
+    QVERIFY2(line.contains(QStringLiteral("메모.txt")) &&
+                 line.contains(QLocale().toString(notes.size())), qPrintable(line));
+    const QString notice = item("composerNotice")->property("text").toString();
+    QVERIFY2(notice.contains(QStringLiteral("photo.png")) && notice.contains(QStringLiteral("a folder")),
+             qPrintable(notice));
+    QCOMPARE(input->property("text").toString(), QStringLiteral("Summarise this."));  // no paths
+
+    const int rowsBefore = controller_->messages()->rowCount();
+    QTest::keyClick(window_, Qt::Key_Return);
+    QTRY_VERIFY_WITH_TIMEOUT(controller_->messages()->rowCount() > rowsBefore, 60000);
+    QTRY_VERIFY(!anyVisible(window_->contentItem(), QStringLiteral("attachedFile")));
+    controller_->store().flush();
+    const auto stored = controller_->store().message(controller_->messages()->row(rowsBefore)->id);
+    QVERIFY(stored.has_value());
+    QCOMPARE(stored->content, QStringLiteral("Summarise this.\n\n메모.txt:\n```txt\n") + notes +
+                                  QStringLiteral("```"));
+    QTest::keyClick(window_, Qt::Key_Escape);  // the answer is not what this test is about
+    QVERIFY(QTest::qWaitFor([&] { return !controller_->generating(); }, 60000));
   }
 
   // A middle click on the field pastes the primary selection (X11): a short one at the click,
