@@ -10,7 +10,9 @@ EMBER_BUILD_DIR="${EMBER_ASAN_BUILD_DIR:-$EMBER_ROOT/build-asan}"
 ember_install_packages
 "$EMBER_ROOT/scripts/fetch-models.sh"
 "$EMBER_ROOT/scripts/fetch-llamacpp-vocab.sh"
-ember_build -DEMBER_BUILD_TESTS=ON -DEMBER_CUDA=OFF -DEMBER_SANITIZE=address
+openai_venv="$(ember_openai_test_venv)"
+ember_build -DEMBER_BUILD_TESTS=ON -DEMBER_CUDA=OFF -DEMBER_SANITIZE=address \
+  -DEMBER_OPENAI_TEST_VENV="$openai_venv"
 ember_sanitizer_environment
 log "running the tests under ASan + UBSan"
 cd "$EMBER_BUILD_DIR"

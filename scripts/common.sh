@@ -83,6 +83,16 @@ ember_has_target() {
   grep -q "^$1:" <<<"$all"
 }
 
+# Creates (once) the pinned venv of the openai SDK checks outside the build folders and prints
+# its path, for -DEMBER_OPENAI_TEST_VENV: the plain and sanitizer builds, and every clone, share
+# it (EMBER_OPENAI_TEST_VENV overrides the place).
+ember_openai_test_venv() {
+  local venv="${EMBER_OPENAI_TEST_VENV:-$HOME/.cache/ember/venv-openai-tests}"
+  /usr/bin/python3 "$EMBER_ROOT/tests/openai/openai_test_venv.py" "$venv" >/dev/null \
+    || die "could not create the openai test venv at $venv"
+  echo "$venv"
+}
+
 # Sanitizer run-time options: stop at the first finding with a stack trace; known leaks and
 # races inside uninstrumented system libraries (Qt, fontconfig, Mesa) are suppressed by name.
 ember_sanitizer_environment() {

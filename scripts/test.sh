@@ -37,7 +37,9 @@ plain() {
   # llama.cpp's OpenAI-compatible server as a peer for the remote-server tests (built once, cached).
   EMBER_LLAMACPP_PEER_VENV="$("$EMBER_ROOT/scripts/setup-llamacpp-venv.sh" | tail -1)"
   export EMBER_LLAMACPP_PEER_VENV
-  ember_build -DEMBER_BUILD_TESTS=ON
+  local openai_venv
+  openai_venv="$(ember_openai_test_venv)"
+  ember_build -DEMBER_BUILD_TESTS=ON -DEMBER_OPENAI_TEST_VENV="$openai_venv"
   log "running the tests"
   (cd "$EMBER_BUILD_DIR" && ctest --output-on-failure --timeout 900 "$@")
 }

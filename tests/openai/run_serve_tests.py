@@ -1,30 +1,13 @@
 #!/usr/bin/env python3
 """Runs serve_checks.py (ember-serve against the official openai SDK and the OpenAPI schemas)
-in a venv inside the build folder, created on first use with pinned packages from PyPI."""
+in the pinned venv of openai_test_venv.py: --venv, created there on first use (the build folder's
+by default; the scripts make one in ~/.cache/ember and configure the build with it)."""
 import argparse
 import os
 import subprocess
 import sys
-import venv
 
-# Pinned: the SDK whose exception types and stream parser the checks rely on, and the schema
-# validator (jsonschema with its `referencing` registry) plus PyYAML for the spec.
-PINS = ["openai==3.57.0", "jsonschema==4.26.0", "PyYAML==6.0.4", "httpx==0.28.1"]
-
-
-def ensure_venv(path):
-    marker = os.path.join(path, "ember-pins.txt")
-    wanted = "\n".join(PINS)
-    if os.path.exists(marker) and open(marker).read() == wanted:
-        return os.path.join(path, "bin", "python")
-    venv.create(path, with_pip=True, clear=True)
-    python = os.path.join(path, "bin", "python")
-    subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *PINS],
-                   check=True)
-    with open(marker, "w") as f:
-        f.write(wanted)
-    return python
-
+from openai_test_venv import ensure_venv
 
 SKIP = 77  # ctest SKIP_RETURN_CODE
 
