@@ -27,11 +27,12 @@ cmake --build "$EMBER_BUILD_DIR" -j"$(nproc)" --target "${harnesses[@]}" || die 
 ember_sanitizer_environment
 
 fuzz_dir="$EMBER_ROOT/tests/fuzz"
-for h in "${harnesses[@]}"; do
-  name="${h#fuzz_}"
-  bin="$EMBER_BUILD_DIR/bin/$h"
-  findings="$EMBER_BUILD_DIR/findings/$h"
-  work="$EMBER_BUILD_DIR/corpus/$h"  # grows while fuzzing; the committed seeds stay as they are
+# One harness: its regression inputs, then fuzzing. Run in a subshell: `die` ends only it.
+fuzz_one() {
+  local h="$1" name="${1#fuzz_}"
+  local bin="$EMBER_BUILD_DIR/bin/$h"
+  local findings="$EMBER_BUILD_DIR/findings/$h"
+  local work="$EMBER_BUILD_DIR/corpus/$h"  # grows while fuzzing; the committed seeds stay as they are
   mkdir -p "$findings" "$work"
   if [ -d "$fuzz_dir/regressions/$name" ] && [ -n "$(ls -A "$fuzz_dir/regressions/$name")" ]; then
     log "$h: replaying $(ls "$fuzz_dir/regressions/$name" | wc -l) regression inputs"
@@ -42,6 +43,20 @@ for h in "${harnesses[@]}"; do
   "$bin" -max_total_time="$seconds" -seed="${EMBER_FUZZ_SEED:-1}" -timeout=10 -rss_limit_mb=2560 \
     -artifact_prefix="$findings/" -print_final_stats=1 "$work" "$fuzz_dir/corpus/$name" \
     >"$findings/fuzz.log" 2>&1 || { tail -60 "$findings/fuzz.log"; die "$h found a failing input (see $findings)"; }
-  grep -E "^stat::number_of_executed_units|^#[0-9]+ *DONE" "$findings/fuzz.log" | tail -2 || true
+  log "$h: $(grep -E "^stat::number_of_executed_units" "$findings/fuzz.log" | tail -1)"
+}
+
+# A harness is one thread: as many run at once as there are cores (each for its full time), in
+# batches, since every harness takes about the same time.
+failed=0
+batch="$(nproc)"
+for ((i = 0; i < ${#harnesses[@]}; i += batch)); do
+  pids=()
+  for h in "${harnesses[@]:i:batch}"; do
+    (fuzz_one "$h") &
+    pids+=("$!")
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
 done
+[ "$failed" -eq 0 ] || die "a fuzz harness failed (its log is above)"
 log "fuzzing: no findings"
