@@ -6,7 +6,8 @@
 // References: the store (SQLite, read-only while the app runs) must hold exactly what was typed,
 // so the first keys typed right after the window appeared reached the composer; the words the
 // bubble promises while a long prompt is read ("Reading prompt N/M tokens"), read off the
-// screen by OCR. Pictures land in <build>/bin/ui-person/. Runtime: about a minute.
+// screen by OCR; Esc stops the second answer and it is kept as stopped. Pictures land in
+// <build>/bin/ui-person/. Runtime: about a minute.
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -273,10 +274,22 @@ class UiAsAPerson : public QObject {
                             .arg(pictures.size()).arg(seen)));
     for (const QString& p : pictures) QFile::remove(p);
     QFile::remove(band);
-    // Plain builds read the 2,505-token prompt in seconds; under ASan on a busy 2-core machine it
-    // took over 200 s (12 tokens/s), hence the generous limit.
-    QVERIFY(QTest::qWaitFor(
-        [&] { return secondAnswer().value(0) == QLatin1String("complete"); }, 900000));
+    // Once text streams the person has seen enough and presses Esc: this small model often
+    // rambles on such a prompt (counting to 500 in one run: 1,623 tokens, two minutes of a plain
+    // build). The answer keeps what arrived and is marked stopped. Plain builds read the
+    // 2,505-token prompt in seconds; under ASan on a busy 2-core machine it took over 200 s
+    // (12 tokens/s), hence the generous limit.
+    QVERIFY(QTest::qWaitFor(secondReadOrDone, 900000));
+    if (secondAnswer().value(0) == QLatin1String("streaming"))
+      QCOMPARE(x("xdotool", {"key", "Escape"}), 0);
+    QVERIFY2(QTest::qWaitFor(
+                 [&] {
+                   const QString status = secondAnswer().value(0);
+                   return status == QLatin1String("stopped") || status == QLatin1String("complete");
+                 },
+                 60000),
+             qPrintable(secondAnswer().join(' ')));
+    QVERIFY(secondAnswer().value(1).toInt() > 0);  // what arrived before the Esc is kept
     QTest::qWait(300);
     QVERIFY(!screenshot("3-long-prompt-answered.png").isEmpty());
 
