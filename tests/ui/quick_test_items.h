@@ -35,13 +35,11 @@ inline QPoint centreOf(const QQuickItem* item) {
   return item->mapToScene(QPointF(item->width() / 2, item->height() / 2)).toPoint();
 }
 
-// Drags `text` (text/plain) onto the window at `at` and drops it there, through the window's own
-// event delivery (enter, move, drop: what a drag from another program sends). Returns whether
-// the drop was taken as a copy.
-inline bool dropText(QQuickWindow* window, QPoint at, const QString& text) {
-  QMimeData data;
-  data.setText(text);
-  const Qt::DropActions offered = Qt::CopyAction | Qt::MoveAction;
+// Drags `data` onto the window at `at` and drops it there, through the window's own event
+// delivery (enter, move, drop: what a drag from another program sends). Returns whether the drop
+// was taken as a copy.
+inline bool dropMimeData(QQuickWindow* window, QPoint at, const QMimeData& data,
+                         Qt::DropActions offered) {
   QDragEnterEvent enter(at, offered, &data, Qt::LeftButton, Qt::NoModifier);
   QCoreApplication::sendEvent(window, &enter);
   QDragMoveEvent move(at, offered, &data, Qt::LeftButton, Qt::NoModifier);
@@ -51,22 +49,22 @@ inline bool dropText(QQuickWindow* window, QPoint at, const QString& text) {
   return drop.isAccepted() && drop.dropAction() == Qt::CopyAction;
 }
 
-// The same for files: drags their URLs (text/uri-list, what a file manager offers, with the
-// paths as text/plain beside them) onto the window and drops them.
+// Text (text/plain), as dragged from another program's text.
+inline bool dropText(QQuickWindow* window, QPoint at, const QString& text) {
+  QMimeData data;
+  data.setText(text);
+  return dropMimeData(window, at, data, Qt::CopyAction | Qt::MoveAction);
+}
+
+// Files, as a file manager offers them: their URLs (text/uri-list) with their paths as
+// text/plain beside them.
 inline bool dropUrls(QQuickWindow* window, QPoint at, const QList<QUrl>& urls) {
   QMimeData data;
   data.setUrls(urls);
   QStringList paths;
   for (const QUrl& url : urls) paths << url.toLocalFile();
   data.setText(paths.join('\n'));
-  const Qt::DropActions offered = Qt::CopyAction | Qt::MoveAction | Qt::LinkAction;
-  QDragEnterEvent enter(at, offered, &data, Qt::LeftButton, Qt::NoModifier);
-  QCoreApplication::sendEvent(window, &enter);
-  QDragMoveEvent move(at, offered, &data, Qt::LeftButton, Qt::NoModifier);
-  QCoreApplication::sendEvent(window, &move);
-  QDropEvent drop(QPointF(at), offered, &data, Qt::LeftButton, Qt::NoModifier);
-  QCoreApplication::sendEvent(window, &drop);
-  return drop.isAccepted() && drop.dropAction() == Qt::CopyAction;
+  return dropMimeData(window, at, data, Qt::CopyAction | Qt::MoveAction | Qt::LinkAction);
 }
 
 // `chars` characters of numbered Korean and English lines (UTF-8: 1 to 3 bytes a character).
