@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses of tests/fuzz with clang-14 + ASan + UBSan (build-fuzz) and
-# runs each one: first over its committed regression inputs (every crash ever found), then
-# fuzzing from its seed corpus for EMBER_FUZZ_SECONDS (default 60) each. A crash, a sanitizer
+# runs each one (as many at once as there are cores): first over its committed regression inputs
+# (every crash ever found), then fuzzing from its seed corpus for EMBER_FUZZ_SECONDS (default 60)
+# each. A crash, a sanitizer
 # report, a leak, a timeout or running out of memory fails the script and leaves the input in
 # build-fuzz/findings/<harness>/.
 #   scripts/ci-fuzz.sh [harness...]       (default: all)
