@@ -114,7 +114,8 @@ Pane {
     }
 
     // Text or files dragged onto any part of the composer. A file manager's drag carries the
-    // files' URLs and their paths as text too: the files win.
+    // files' URLs and their paths as text too: the files win. A link dragged from a browser
+    // (no local file among its URLs) goes in as its text.
     DropArea {
         objectName: "composerDropArea"
         parent: composer
@@ -127,7 +128,8 @@ Pane {
                 drag.accepted = false
         }
         onDropped: (drop) => {
-            if (drop.hasUrls) {
+            const files = drop.hasUrls && drop.urls.some((url) => String(url).startsWith("file:"))
+            if (files || (drop.hasUrls && !drop.hasText)) {
                 composer.takeFiles(drop.urls)
             } else if (drop.hasText) {
                 const at = mapToItem(input, drop.x, drop.y)
