@@ -2,9 +2,8 @@
 # Builds the libFuzzer harnesses of tests/fuzz with clang-14 + ASan + UBSan (build-fuzz) and
 # runs each one (as many at once as there are cores): first over its committed regression inputs
 # (every crash ever found), then fuzzing from its seed corpus for EMBER_FUZZ_SECONDS (default 60)
-# each. A crash, a sanitizer
-# report, a leak, a timeout or running out of memory fails the script and leaves the input in
-# build-fuzz/findings/<harness>/.
+# each. A crash, a sanitizer report, a leak, a timeout or running out of memory fails the script
+# and leaves the input in build-fuzz/findings/<harness>/.
 #   scripts/ci-fuzz.sh [harness...]       (default: all)
 # Environment: EMBER_FUZZ_BUILD_DIR (default ./build-fuzz), EMBER_FUZZ_SECONDS, EMBER_FUZZ_SEED
 # (default 1: the same inputs on every run, so a CI failure can be reproduced; 0 for a random

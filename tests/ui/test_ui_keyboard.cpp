@@ -3,8 +3,9 @@
 // Ctrl+F focuses search, and the composer has the focus at start and takes typing before a model
 // is loaded (Enter then says why it cannot send). A long paste, drop or middle-click paste is held
 // out of the text field as a pasted block.
-// References: the key bindings above, as the composer's placeholder and the shortcuts state them;
-// the store for what was sent.
+// References: the composer's placeholder ("Enter sends, Shift+Enter adds a line") and the
+// window's shortcuts (Main.qml: Esc, and StandardKey.New / Find, Ctrl+N / Ctrl+F on Linux) for
+// the keys; the store for what was sent.
 #include <QClipboard>
 #include <QDir>
 #include <QFile>
