@@ -7,6 +7,9 @@
 //   8 S in lane 0; S_i the sum of the activation quad, row-independent) is computed once per task
 //   for every token and block and becomes the start value of that lane's vpdpbusd.
 // So a lane of a token costs one vpdpbusd, one conversion and one fma.
+// - The next row group's bytes are prefetched while this one computes, spread over its tiles'
+//   block steps: the unpack of a group otherwise stalls on memory with the arithmetic units idle
+//   (a batched decode step reads every weight once, as a one-token step does).
 // Included by x86_repacked_lanes.h in the AVX-512 build only.
 #include <vector>
 
@@ -16,7 +19,7 @@ namespace {
 // Tasks of at least this many tokens take the staged kernel (fewer: laneTile, which needs no
 // staging pass).
 constexpr int64_t kStagedMinTokens = 8;
-constexpr int kStagedTile = 2;  // tokens per tile: 16 accumulators
+constexpr int kStagedTile = 3;  // tokens per tile: 24 accumulators (of 32 registers)
 
 // w[j] = elements 4j..4j+3 of the block's 16 rows as unsigned bytes (as laneTile unpacks them).
 template <RepackedLayout kLayout>
@@ -45,14 +48,27 @@ inline void unpackLaneBlock(const uint8_t* blk, __m512i w[8]) {
   }
 }
 
+// Cache lines handed to the prefetcher a few at a time: [next, end), `perStep` per block step.
+struct PrefetchStream {
+  const uint8_t* next = nullptr;
+  const uint8_t* end = nullptr;
+  int perStep = 0;
+  void step() {
+    for (int k = 0; k < perStep && next < end; ++k, next += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(next), _MM_HINT_T0);
+  }
+};
+
 struct StagedScratch {
   std::vector<__m512i> weights;  // (blocks, 8) vectors of one row group
   std::vector<int32_t> starts;   // (tokens, blocks, 8): each lane's vpdpbusd start value
 };
 
-template <RepackedLayout kLayout, bool kHasMin, int T>
+// kStarts: whether the lanes start from the precomputed offsets (false: they are all zero).
+template <RepackedLayout kLayout, bool kHasMin, bool kStarts, int T>
 void stagedTile(const RepackedMatrix& m, int64_t g, const __m512i* w, const int32_t* starts,
-                const uint8_t* x, size_t xStride, float* y, int64_t yStride) {
+                const uint8_t* x, size_t xStride, float* y, int64_t yStride,
+                PrefetchStream& ahead) {
   Q8x32Row xr[T];
   for (int t = 0; t < T; ++t) xr[t] = q8x32Row(x + size_t(t) * xStride, m.cols);
   __m512 acc[T][8], accMin[T];
@@ -65,6 +81,7 @@ void stagedTile(const RepackedMatrix& m, int64_t g, const __m512i* w, const int3
   const size_t startStride = size_t(m.blocks) * 8;
   for (int64_t b = 0; b < m.blocks; ++b) {
     const uint8_t* blk = m.block(g, b);
+    ahead.step();
     const __m512 dw = _mm512_cvtph_ps(quant::load256(blk + m.quantBytes));
     __m512 dd[T];
 #pragma GCC unroll 8
@@ -74,7 +91,9 @@ void stagedTile(const RepackedMatrix& m, int64_t g, const __m512i* w, const int3
       const __m512i wi = _mm512_load_si512(w + 8 * b + i);
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
-        const __m512i start = _mm512_set1_epi32(starts[size_t(t) * startStride + 8 * b + i]);
+        const __m512i start = kStarts
+                                  ? _mm512_set1_epi32(starts[size_t(t) * startStride + 8 * b + i])
+                                  : _mm512_setzero_si512();
         const __m512i p = _mm512_dpbusd_epi32(
             start, wi, _mm512_set1_epi32(loadQuad(xr[t].qs + 32 * b + 4 * i)));
         acc[t][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd[t], acc[t][i]);
@@ -108,8 +127,9 @@ void runStagedLanes(const RepackedTask& task) {
   scratch.weights.resize(perToken);
   // The start values: -offset * S_i per lane (S_i: the quad's exact sum), -8 S in Q4_0's lane 0.
   constexpr int32_t kOffset = kLayout == RepackedLayout::Int8 ? 128 : kOffset16 ? 16 : 0;
+  constexpr bool kStarts = kOffset != 0 || kLane0Offset;  // else every start is 0
   const __m256i ones = _mm256_set1_epi8(1);
-  for (int64_t t = 0; t < task.tokens; ++t) {
+  for (int64_t t = 0; kStarts && t < task.tokens; ++t) {
     const Q8x32Row xr = q8x32Row(task.x + size_t(t) * task.xStride, m.cols);
     int32_t* s = scratch.starts.data() + size_t(t) * perToken;
     for (int64_t b = 0; b < m.blocks; ++b) {
@@ -123,18 +143,28 @@ void runStagedLanes(const RepackedTask& task) {
       if constexpr (kLane0Offset) s[8 * b] -= 8 * xr.sum[b];
     }
   }
+  const int64_t groupBytes = m.blocks * int64_t(m.blockBytes);
+  const int64_t blockSteps = (task.tokens + kStagedTile - 1) / kStagedTile * m.blocks;
+  const int perStep = int((groupBytes / 64 + blockSteps - 1) / blockSteps);
   for (int64_t g = task.group0; g < task.group1; ++g) {
     __m512i* w = scratch.weights.data();
     for (int64_t b = 0; b < m.blocks; ++b) unpackLaneBlock<kLayout>(m.block(g, b), w + 8 * b);
+    PrefetchStream ahead;
+    if (g + 1 < task.group1) ahead = {m.block(g + 1, 0), m.block(g + 1, 0) + groupBytes, perStep};
+    const int32_t* starts = scratch.starts.data();
     int64_t t = 0;
     for (; t + kStagedTile <= task.tokens; t += kStagedTile)
-      stagedTile<kLayout, kHasMin, kStagedTile>(m, g, w, scratch.starts.data() + size_t(t) * perToken,
-                                                task.x + size_t(t) * task.xStride, task.xStride,
-                                                task.y + t * task.yStride, task.yStride);
-    if (t < task.tokens)
-      stagedTile<kLayout, kHasMin, 1>(m, g, w, scratch.starts.data() + size_t(t) * perToken,
-                                      task.x + size_t(t) * task.xStride, task.xStride,
-                                      task.y + t * task.yStride, task.yStride);
+      stagedTile<kLayout, kHasMin, kStarts, kStagedTile>(
+          m, g, w, starts + size_t(t) * perToken, task.x + size_t(t) * task.xStride, task.xStride,
+          task.y + t * task.yStride, task.yStride, ahead);
+    if (task.tokens - t == 2)
+      stagedTile<kLayout, kHasMin, kStarts, 2>(m, g, w, starts + size_t(t) * perToken,
+                                               task.x + size_t(t) * task.xStride, task.xStride,
+                                               task.y + t * task.yStride, task.yStride, ahead);
+    else if (task.tokens - t == 1)
+      stagedTile<kLayout, kHasMin, kStarts, 1>(m, g, w, starts + size_t(t) * perToken,
+                                               task.x + size_t(t) * task.xStride, task.xStride,
+                                               task.y + t * task.yStride, task.yStride, ahead);
   }
 }
 
