@@ -132,6 +132,59 @@ void dotRowsMulti16(const float* const* qs, int queries, const uint16_t* rows, i
 
 void (*avx2DotRowsMulti)(const float* const*, int, const uint16_t*, int64_t, int64_t, float, bool,
                          float* const*) = nullptr;
+
+// dotRowsMulti in the 64-lane order (sumLanes64: the one-token step) for n == N, 16 keys at a
+// time as dotRowsMulti16: accumulator g (of 4) of a key takes elements 64 c + 16 g + l, lane l,
+// in order of c (the first an exact product, then FMAs); the 16-lane register finishSixteenDots
+// reduces is (a0 + a2) + (a1 + a3), the first pairing of sumLanes64. For N == 64 each accumulator
+// is one exact product of fp16 values, so a0 + a2 is one FMA onto a0 (one rounding of the exact
+// sum, as the add). The last count % 16 rows go to the AVX2 kernel, which computes the same sums.
+constexpr int kMaxTailQueries = 64;  // the shifted output pointers of the tail, on the stack
+
+template <int N>
+void dotRowsMulti64(const float* const* qs, int queries, const uint16_t* rows, int64_t count,
+                    float scale, float* const* outs) {
+  alignas(64) float keys[16 * N];  // (16, N)
+  int64_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    for (int c = 0; c < 16 * N; c += 16) _mm512_store_ps(keys + c, loadF16x16(rows + i * N + c));
+    for (int j = 0; j < queries; ++j) {
+      const float* q = qs[j];
+      __m512 acc[16];
+      if constexpr (N == 64) {
+        const __m512 q0 = _mm512_loadu_ps(q), q1 = _mm512_loadu_ps(q + 16),
+                     q2 = _mm512_loadu_ps(q + 32), q3 = _mm512_loadu_ps(q + 48);
+#pragma GCC unroll 16
+        for (int k = 0; k < 16; ++k) {
+          const float* key = keys + k * N;
+          const __m512 even =
+              _mm512_fmadd_ps(q2, _mm512_load_ps(key + 32), _mm512_mul_ps(q0, _mm512_load_ps(key)));
+          const __m512 odd = _mm512_fmadd_ps(q3, _mm512_load_ps(key + 48),
+                                             _mm512_mul_ps(q1, _mm512_load_ps(key + 16)));
+          acc[k] = _mm512_add_ps(even, odd);
+        }
+      } else {
+        for (int k = 0; k < 16; ++k) {
+          const float* key = keys + k * N;
+          __m512 a[4];
+#pragma GCC unroll 4
+          for (int g = 0; g < 4; ++g)
+            a[g] = _mm512_mul_ps(_mm512_loadu_ps(q + 16 * g), _mm512_load_ps(key + 16 * g));
+#pragma GCC unroll 16
+          for (int r = 4; r < N / 16; ++r)
+            a[r % 4] =
+                _mm512_fmadd_ps(_mm512_loadu_ps(q + 16 * r), _mm512_load_ps(key + 16 * r), a[r % 4]);
+          acc[k] = _mm512_add_ps(_mm512_add_ps(a[0], a[2]), _mm512_add_ps(a[1], a[3]));
+        }
+      }
+      finishSixteenDots(acc, scale, outs[j] + i);
+    }
+  }
+  if (i == count) return;
+  float* tail[kMaxTailQueries];
+  for (int j = 0; j < queries; ++j) tail[j] = outs[j] + i;
+  avx2DotRowsMulti(qs, queries, rows + i * N, count - i, N, scale, true, tail);
+}
 void (*avx2AccumulateRowsMulti)(const float* const*, float* const*, int, const uint16_t* const*,
                                 int64_t, int64_t, int64_t, int64_t) = nullptr;
 
@@ -141,6 +194,10 @@ void dotRowsMultiAvx512(const float* const* qs, int queries, const uint16_t* row
     if (n == 64) return dotRowsMulti16<64>(qs, queries, rows, count, scale, outs);
     if (n == 128) return dotRowsMulti16<128>(qs, queries, rows, count, scale, outs);
     if (n == 256) return dotRowsMulti16<256>(qs, queries, rows, count, scale, outs);
+  } else if (queries <= kMaxTailQueries) {
+    if (n == 64) return dotRowsMulti64<64>(qs, queries, rows, count, scale, outs);
+    if (n == 128) return dotRowsMulti64<128>(qs, queries, rows, count, scale, outs);
+    if (n == 256) return dotRowsMulti64<256>(qs, queries, rows, count, scale, outs);
   }
   avx2DotRowsMulti(qs, queries, rows, count, n, scale, lanes64, outs);
 }
