@@ -47,7 +47,7 @@ def main():
                        "min": min(samples[b][fig]), "max": max(samples[b][fig]),
                        "runs": len(samples[b][fig]),
                        "over_first": statistics.median(samples[b][fig]) / statistics.median(base)
-                       if base else None}
+                       if base and statistics.median(base) != 0 else None}
                       for b in a.bench if samples[b].get(fig)]
             print(json.dumps({"figure": fig, "builds": builds, "arguments": figure}))
         return 0
@@ -61,7 +61,7 @@ def main():
                 continue
             m = statistics.median(v)
             cell = f"{n} {m:.4g} ({min(v):.4g}-{max(v):.4g})"
-            if base and b != a.bench[0]:
+            if base and statistics.median(base) != 0 and b != a.bench[0]:
                 cell += f" = {m / statistics.median(base):.2f}x"
             cells.append(cell)
         print(f"{fig:36s} " + "   ".join(cells))

@@ -8,7 +8,7 @@
 // issues ~200 calls back to back), then sleep on an atomic wait.
 //
 // Use rules:
-// - [0, n) is cut into up to 4 chunks per thread of nearly equal size (whole grains), handed
+// - [0, n) is cut into up to 2 chunks per thread of nearly equal size (whole grains), handed
 //   out dynamically: one thread may run several chunks, in any order. The thread index passed
 //   to f is in [0, size()) and unique among threads running at once (0 is the caller), so it
 //   can select per-thread scratch.
