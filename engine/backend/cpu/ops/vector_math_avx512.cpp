@@ -84,6 +84,18 @@ inline void finishSixteenDots(const __m512* acc, float scale, float* out) {
   _mm512_storeu_ps(out, _mm512_mul_ps(_mm512_permutexvar_ps(order, r), _mm512_set1_ps(scale)));
 }
 
+// Converts the key rows (count, N) from fp16 into keys (16, N) sixteen at a time and calls
+// f(i) for the rows i .. i + 15 of each batch; returns the first row left (count % 16 remain).
+template <int N, class F>
+int64_t forEachSixteenKeys(const uint16_t* rows, int64_t count, float* keys, F&& f) {
+  int64_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    for (int c = 0; c < 16 * N; c += 16) _mm512_store_ps(keys + c, loadF16x16(rows + i * N + c));
+    f(i);
+  }
+  return i;
+}
+
 // dotRowsMulti in the 16-lane order for n == N: key rows converted from fp16 sixteen at a time;
 // for each query, 16 lane-sum registers (one per key) take the q registers one at a time (each
 // key's FMAs in the same order as laneSums16's) and finishSixteenDots reduces them together. The
@@ -93,9 +105,7 @@ void dotRowsMulti16(const float* const* qs, int queries, const uint16_t* rows, i
                     float scale, float* const* outs) {
   alignas(64) float keys[16 * N];  // (16, N)
   const __m256 vscale = _mm256_set1_ps(scale);
-  int64_t i = 0;
-  for (; i + 16 <= count; i += 16) {
-    for (int c = 0; c < 16 * N; c += 16) _mm512_store_ps(keys + c, loadF16x16(rows + i * N + c));
+  int64_t i = forEachSixteenKeys<N>(rows, count, keys, [&](int64_t first) {
     for (int j = 0; j < queries; ++j) {
       const float* q = qs[j];
       __m512 acc[16];
@@ -107,9 +117,9 @@ void dotRowsMulti16(const float* const* qs, int queries, const uint16_t* rows, i
         for (int k = 0; k < 16; ++k)
           acc[k] = _mm512_fmadd_ps(qr, _mm512_load_ps(keys + k * N + 16 * r), acc[k]);
       }
-      finishSixteenDots(acc, scale, outs[j] + i);
+      finishSixteenDots(acc, scale, outs[j] + first);
     }
-  }
+  });
   for (; i + 8 <= count; i += 8) {
     for (int c = 0; c < 8 * N; c += 16) _mm512_store_ps(keys + c, loadF16x16(rows + i * N + c));
     for (int j = 0; j < queries; ++j) {
@@ -145,9 +155,7 @@ template <int N>
 void dotRowsMulti64(const float* const* qs, int queries, const uint16_t* rows, int64_t count,
                     float scale, float* const* outs) {
   alignas(64) float keys[16 * N];  // (16, N)
-  int64_t i = 0;
-  for (; i + 16 <= count; i += 16) {
-    for (int c = 0; c < 16 * N; c += 16) _mm512_store_ps(keys + c, loadF16x16(rows + i * N + c));
+  const int64_t i = forEachSixteenKeys<N>(rows, count, keys, [&](int64_t first) {
     for (int j = 0; j < queries; ++j) {
       const float* q = qs[j];
       __m512 acc[16];
@@ -177,9 +185,9 @@ void dotRowsMulti64(const float* const* qs, int queries, const uint16_t* rows, i
           acc[k] = _mm512_add_ps(_mm512_add_ps(a[0], a[2]), _mm512_add_ps(a[1], a[3]));
         }
       }
-      finishSixteenDots(acc, scale, outs[j] + i);
+      finishSixteenDots(acc, scale, outs[j] + first);
     }
-  }
+  });
   if (i == count) return;
   float* tail[kMaxTailQueries];
   for (int j = 0; j < queries; ++j) tail[j] = outs[j] + i;
