@@ -25,7 +25,7 @@ constexpr auto kWorkerSpin = std::chrono::microseconds(200);
 constexpr int kCallerSpins = 1 << 13;
 // Chunks per thread: more than one so that a thread delayed by the OS does not hold the call;
 // few, because the repacked products prefetch a chunk's next row group while they compute, and
-// the first group of every chunk starts cold (4 per thread measured 4-7% slower than 2 for
+// the first group of every chunk starts cold (4 per thread measured 3-7% slower than 2 for
 // batched decode, 1-chat decode and prompts with 2 threads).
 constexpr int64_t kChunksPerThread = 2;
 constexpr uint32_t kClosed = 0xffffffffu;
