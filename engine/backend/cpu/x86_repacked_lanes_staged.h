@@ -123,11 +123,11 @@ void runStagedLanes(const RepackedTask& task) {
   const RepackedMatrix& m = *task.m;
   thread_local StagedScratch scratch;
   const size_t perToken = size_t(m.blocks) * 8;
-  scratch.starts.resize(size_t(task.tokens) * perToken);
-  scratch.weights.resize(perToken);
   // The start values: -offset * S_i per lane (S_i: the quad's exact sum), -8 S in Q4_0's lane 0.
   constexpr int32_t kOffset = kLayout == RepackedLayout::Int8 ? 128 : kOffset16 ? 16 : 0;
   constexpr bool kStarts = kOffset != 0 || kLane0Offset;  // else every start is 0
+  if constexpr (kStarts) scratch.starts.resize(size_t(task.tokens) * perToken);
+  scratch.weights.resize(perToken);
   const __m256i ones = _mm256_set1_epi8(1);
   for (int64_t t = 0; kStarts && t < task.tokens; ++t) {
     const Q8x32Row xr = q8x32Row(task.x + size_t(t) * task.xStride, m.cols);
@@ -151,20 +151,18 @@ void runStagedLanes(const RepackedTask& task) {
     for (int64_t b = 0; b < m.blocks; ++b) unpackLaneBlock<kLayout>(m.block(g, b), w + 8 * b);
     PrefetchStream ahead;
     if (g + 1 < task.group1) ahead = {m.block(g + 1, 0), m.block(g + 1, 0) + groupBytes, perStep};
-    const int32_t* starts = scratch.starts.data();
+    // Tokens [t, t + T) of this group; starts is unused (and empty) when every start is 0.
+    auto tile = [&]<int T>(int64_t t) {
+      const int32_t* starts = kStarts ? scratch.starts.data() + size_t(t) * perToken : nullptr;
+      stagedTile<kLayout, kHasMin, kStarts, T>(m, g, w, starts, task.x + size_t(t) * task.xStride,
+                                               task.xStride, task.y + t * task.yStride,
+                                               task.yStride, ahead);
+    };
     int64_t t = 0;
     for (; t + kStagedTile <= task.tokens; t += kStagedTile)
-      stagedTile<kLayout, kHasMin, kStarts, kStagedTile>(
-          m, g, w, starts + size_t(t) * perToken, task.x + size_t(t) * task.xStride, task.xStride,
-          task.y + t * task.yStride, task.yStride, ahead);
-    if (task.tokens - t == 2)
-      stagedTile<kLayout, kHasMin, kStarts, 2>(m, g, w, starts + size_t(t) * perToken,
-                                               task.x + size_t(t) * task.xStride, task.xStride,
-                                               task.y + t * task.yStride, task.yStride, ahead);
-    else if (task.tokens - t == 1)
-      stagedTile<kLayout, kHasMin, kStarts, 1>(m, g, w, starts + size_t(t) * perToken,
-                                               task.x + size_t(t) * task.xStride, task.xStride,
-                                               task.y + t * task.yStride, task.yStride, ahead);
+      tile.template operator()<kStagedTile>(t);
+    if (task.tokens - t == 2) tile.template operator()<2>(t);
+    if (task.tokens - t == 1) tile.template operator()<1>(t);
   }
 }
 

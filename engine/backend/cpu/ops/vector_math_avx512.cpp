@@ -193,6 +193,7 @@ void dotRowsMulti64(const float* const* qs, int queries, const uint16_t* rows, i
   for (int j = 0; j < queries; ++j) tail[j] = outs[j] + i;
   avx2DotRowsMulti(qs, queries, rows + i * N, count - i, N, scale, true, tail);
 }
+
 void (*avx2AccumulateRowsMulti)(const float* const*, float* const*, int, const uint16_t* const*,
                                 int64_t, int64_t, int64_t, int64_t) = nullptr;
 
