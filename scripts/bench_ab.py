@@ -40,29 +40,30 @@ def main():
                     order.append(r["figure"])
                 samples[b].setdefault(r["figure"], []).append(r["median"])
     names = [chr(ord("A") + i) for i in range(len(a.bench))]
-    if a.json:
-        for fig in order:
-            base = samples[a.bench[0]].get(fig)
-            builds = [{"build": b, "median": statistics.median(samples[b][fig]),
-                       "min": min(samples[b][fig]), "max": max(samples[b][fig]),
-                       "runs": len(samples[b][fig]),
-                       "over_first": statistics.median(samples[b][fig]) / statistics.median(base)
-                       if base and statistics.median(base) != 0 else None}
-                      for b in a.bench if samples[b].get(fig)]
-            print(json.dumps({"figure": fig, "builds": builds, "arguments": figure}))
-        return 0
-    print("builds: " + ", ".join(f"{n} = {b}" for n, b in zip(names, a.bench)))
+    # figure -> one summary per build that reported it, the first build's median as the base
+    summaries = {}
     for fig in order:
-        base = samples[a.bench[0]].get(fig)
-        cells = []
+        rows = []
         for n, b in zip(names, a.bench):
             v = samples[b].get(fig)
-            if not v:
-                continue
-            m = statistics.median(v)
-            cell = f"{n} {m:.4g} ({min(v):.4g}-{max(v):.4g})"
-            if base and statistics.median(base) != 0 and b != a.bench[0]:
-                cell += f" = {m / statistics.median(base):.2f}x"
+            if v:
+                rows.append({"name": n, "build": b, "median": statistics.median(v),
+                             "min": min(v), "max": max(v), "runs": len(v)})
+        base = rows[0]["median"] if rows and rows[0]["build"] == a.bench[0] else 0
+        for r in rows:
+            r["over_first"] = r["median"] / base if base else None
+        summaries[fig] = rows
+    if a.json:
+        for fig, rows in summaries.items():
+            print(json.dumps({"figure": fig, "builds": rows, "arguments": figure}))
+        return 0
+    print("builds: " + ", ".join(f"{n} = {b}" for n, b in zip(names, a.bench)))
+    for fig, rows in summaries.items():
+        cells = []
+        for r in rows:
+            cell = f"{r['name']} {r['median']:.4g} ({r['min']:.4g}-{r['max']:.4g})"
+            if r["over_first"] is not None and r["build"] != a.bench[0]:
+                cell += f" = {r['over_first']:.2f}x"
             cells.append(cell)
         print(f"{fig:36s} " + "   ".join(cells))
     return 0
