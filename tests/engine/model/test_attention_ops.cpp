@@ -273,6 +273,17 @@ class TestAttentionOps : public QObject {
           << 16 << 500 << 400 << 3 << 3 << 64 << 64 << 0 << 40.0f << step;
       QTest::addRow("8 tokens x group 8 = 64 queries, block 7, %s", kind)
           << 7 << 77 << 69 << 8 << 8 << 64 << 64 << 0 << 2.0f << step;
+      // One token's heads see the same positions: the one-pass value sums of the one-token
+      // order, over more rows than one value batch of the lane way (512), from a first lane that
+      // is not 0 (a window), with many zero weights, and past the one-pass limit (2048 rows).
+      QTest::addRow("1 token at 1499, group 3, dim 64, block 16, %s", kind)
+          << 16 << 1500 << 1499 << 1 << 3 << 64 << 64 << 0 << 2.0f << step;
+      QTest::addRow("1 token, window 37, group 4, dim 128, block 7, %s", kind)
+          << 7 << 150 << 149 << 1 << 4 << 128 << 128 << 37 << 2.0f << step;
+      QTest::addRow("1 token, peaked softmax, group 4, dim 256, block 16, %s", kind)
+          << 16 << 700 << 699 << 1 << 4 << 256 << 256 << 0 << 40.0f << step;
+      QTest::addRow("1 token at 2999, group 2, dim 64, block 16, %s", kind)
+          << 16 << 3000 << 2999 << 1 << 2 << 64 << 64 << 0 << 2.0f << step;
     }
   }
 

@@ -206,8 +206,32 @@ void attendHeads(std::span<const AttentionQuery> queries, const KvLayerView& kv,
     if (sink) sum += double(std::exp(query.sink - maxScore));
     vk.scaleToHalf(scores[j] + (query.first - base), query.last - query.first + 1,
                    float(1.0 / sum));
-    std::fill(lanes[j], lanes[j] + int64_t(valueLanes) * kv.valueDim, 0.0f);
   }
+
+  // A one-token step's queries (the heads of one token) all see the same positions: their value
+  // sums go in one pass where the kernels have it, without lanes in memory.
+  bool sameRange = true;
+  for (const AttentionQuery& query : queries)
+    sameRange = sameRange && query.first == minFirst && query.last == maxLast;
+  const int32_t span = maxLast - minFirst + 1;
+  if (vk.sumValueLanes64 && valueLanes == 4 * kLanes && sameRange &&
+      span <= kValueLanes64MaxRows) {
+    const uint16_t* valueRows[kValueLanes64MaxRows];
+    for (int32_t i = 0; i < span; ++i) {
+      const int32_t position = minFirst + i;
+      valueRows[i] = kv.valueAt(blockTable[size_t(position / kv.blockSize)], kvHead,
+                                position % kv.blockSize);
+    }
+    const float* rowWeights[kMaxTileQueries];
+    float* outs[kMaxTileQueries];
+    for (int j = 0; j < n; ++j) {
+      rowWeights[j] = scores[j] + (minFirst - base);
+      outs[j] = queries[size_t(j)].out;
+    }
+    if (vk.sumValueLanes64(rowWeights, outs, n, valueRows, span, kv.valueDim, minFirst)) return;
+  }
+  for (int j = 0; j < n; ++j)
+    std::fill(lanes[j], lanes[j] + int64_t(valueLanes) * kv.valueDim, 0.0f);
 
   // The values, each row read once per shared range, in batches of positions across blocks; each
   // lane row still takes its positions in increasing order.

@@ -55,7 +55,17 @@ struct VectorKernels {
   // gate or up.
   void (*geluTableGlu)(const uint16_t* table, const float* gate, const float* up, float* out,
                        int64_t n);
+  // The one-token value sums in one pass, for queries that all see the same rows: outs[j]
+  // (width) = what accumulateRowsMulti into zeroed (64, width) lanes, then each column reduced in
+  // sumLanes64's order, gives, bit for bit, without the lanes in memory. Returns false (doing
+  // nothing) for sizes it does not take: then the caller goes the lane way. Null in tables
+  // without it.
+  bool (*sumValueLanes64)(const float* const* weights, float* const* outs, int queries,
+                          const uint16_t* const* rows, int64_t count, int64_t width,
+                          int64_t firstLane) = nullptr;
 };
+// Most rows (of 64 values) sumValueLanes64 takes in one call: it converts them all at once.
+constexpr int64_t kValueLanes64MaxRows = 2048;
 constexpr int64_t kGeluTableEntries = 65536 + 2;
 
 const VectorKernels& scalarVectorKernels();

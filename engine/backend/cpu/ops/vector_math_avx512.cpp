@@ -247,13 +247,18 @@ inline void accumulateLaneGroup(const float* const* w, float* const* laneRows, c
 // then per 64 columns, group of up to 4 queries and lane, the group's lane registers stay loaded
 // while the lane's rows are added in order (accumulateLaneGroup). Each lane element sees the same
 // FMAs in the same order as in accumulateRows, so the bits are the same.
+// The value kernels' rows converted from fp16: 512 KiB per thread, allocated on first use.
+constexpr int64_t kBufferFloats = 131072;
+float* valueBuffer() {
+  thread_local std::unique_ptr<float[], AlignedFree> storage{
+      static_cast<float*>(std::aligned_alloc(64, kBufferFloats * sizeof(float)))};
+  return storage.get();
+}
+
 void accumulateRowsMultiWide(const float* const* weights, float* const* lanes, int queries,
                              const uint16_t* const* rows, int64_t count, int64_t width,
                              int64_t laneCount, int64_t firstLane) {
-  constexpr int64_t kBufferFloats = 131072;  // 512 KiB per thread
-  thread_local std::unique_ptr<float[], AlignedFree> storage{
-      static_cast<float*>(std::aligned_alloc(64, kBufferFloats * sizeof(float)))};
-  float* buffer = storage.get();
+  float* buffer = valueBuffer();
   // A whole number of rows per lane (or fewer rows than lanes), so the lane-major slots below fit.
   const int64_t capacity = kBufferFloats / width;  // at least 32 rows (width <= 4096)
   const int64_t batchRows = capacity >= laneCount ? capacity / laneCount * laneCount : capacity;
@@ -291,6 +296,65 @@ void accumulateRowsMultiWide(const float* const* weights, float* const* lanes, i
   }
 }
 
+// sumValueLanes64 for a width that is a multiple of 64 and rows that fit the buffer at once. The
+// rows are converted lane-major, as accumulateRowsMultiWide does (a lane's rows one after the
+// other). Then per 64 columns and query, for each l < 16 the lanes l, l + 16, l + 32 and l + 48
+// (16 registers) take their rows in order from zero with the same masked FMAs as
+// accumulateLaneGroup, and sumLanes64's first pairing (l + (l + 32)) + ((l + 16) + (l + 48))
+// goes to a 16-row table, which sumLanes16's pairwise steps then reduce column by column. Every
+// lane element and every sum sees the operations of the lane way, in its order.
+bool sumValueLanes64Avx512(const float* const* weights, float* const* outs, int queries,
+                           const uint16_t* const* rows, int64_t count, int64_t width,
+                           int64_t firstLane) {
+  constexpr int64_t kLaneCount = 4 * kLanes;
+  if (width % 64 != 0 || count > kValueLanes64MaxRows || count * width > kBufferFloats)
+    return false;
+  float* buffer = valueBuffer();
+  const int64_t rowsPerLane = (count + kLaneCount - 1) / kLaneCount;
+  for (int64_t i = 0; i < count; ++i) {
+    float* slot = buffer + (i % kLaneCount * rowsPerLane + i / kLaneCount) * width;
+    for (int64_t c = 0; c < width; c += 16) _mm512_store_ps(slot + c, loadF16x16(rows[i] + c));
+  }
+  alignas(64) float pairs[kLanes][64];  // (l, 64 columns): the first pairing of each column
+  for (int64_t c = 0; c < width; c += 64)
+    for (int j = 0; j < queries; ++j) {
+      const float* w = weights[j];
+      for (int l = 0; l < kLanes; ++l) {
+        __m512 lane[4][4];  // lanes l + 16 a, 4 registers of 16 columns each
+#pragma GCC unroll 4
+        for (int a = 0; a < 4; ++a) {
+          for (int r = 0; r < 4; ++r) lane[a][r] = _mm512_setzero_ps();
+          // The batch rows of lane l + 16 a: k, k + 64, ... with k its place after firstLane.
+          const int64_t k = ((l + 16 * a - firstLane) % kLaneCount + kLaneCount) % kLaneCount;
+          const float* row = buffer + k * rowsPerLane * width + c;
+          for (int64_t i = k; i < count; i += kLaneCount, row += width) {
+            const float wi = w[i];
+            const __mmask16 m = wi != 0.0f ? __mmask16(0xFFFF) : __mmask16(0);
+            const __m512 va = _mm512_set1_ps(wi);
+#pragma GCC unroll 4
+            for (int r = 0; r < 4; ++r)
+              lane[a][r] = _mm512_mask3_fmadd_ps(va, _mm512_load_ps(row + 16 * r), lane[a][r], m);
+          }
+        }
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; ++r)
+          _mm512_store_ps(pairs[l] + 16 * r,
+                          _mm512_add_ps(_mm512_add_ps(lane[0][r], lane[2][r]),
+                                        _mm512_add_ps(lane[1][r], lane[3][r])));
+      }
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; ++r) {
+        __m512 v[8];
+        for (int l = 0; l < 8; ++l)
+          v[l] = _mm512_add_ps(_mm512_load_ps(pairs[l] + 16 * r), _mm512_load_ps(pairs[l + 8] + 16 * r));
+        for (int half = 4; half >= 1; half /= 2)
+          for (int l = 0; l < half; ++l) v[l] = _mm512_add_ps(v[l], v[l + half]);
+        _mm512_storeu_ps(outs[j] + c + 16 * r, v[0]);
+      }
+    }
+  return true;
+}
+
 void accumulateRowsMultiAvx512(const float* const* weights, float* const* lanes, int queries,
                                const uint16_t* const* rows, int64_t count, int64_t width,
                                int64_t laneCount, int64_t firstLane) {
@@ -309,6 +373,7 @@ const VectorKernels& avx512VectorKernels() {
     avx2AccumulateRowsMulti = k.accumulateRowsMulti;
     k.dotRowsMulti = dotRowsMultiAvx512;
     k.accumulateRowsMulti = accumulateRowsMultiAvx512;
+    k.sumValueLanes64 = sumValueLanes64Avx512;
     return k;
   }();
   return kernels;
