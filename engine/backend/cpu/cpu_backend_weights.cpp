@@ -120,6 +120,12 @@ void repackCpuWeights(CpuWeights& w, ThreadPool& pool, bool kQuants, bool releas
     // followed llama.cpp's on 1 of 6 prompts (test_fidelity_llamacpp wants 5), since the int8
     // requantization of every layer's input turns last-bit differences into whole steps.
     if (kQuants) r->llamaLanes = false;
+    // The output matrix takes the fused kernels in "fast" too: its logits feed no later int8
+    // requantization, so the last-bit differences of the one-step block sums stay last-bit
+    // differences (a greedy pick flips only where the two best logits lie ~1e-6 apart), while the
+    // product of a batched decode step does 14 vector operations per block and token instead of
+    // 26. It is the largest matrix of a small model (SmolLM2-135M: 28M of its 135M weights).
+    if (&m == &w.output) r->llamaLanes = false;
     m.repacked = r.get();
     w.repackedBytes += r->bytes();
     // The file pages went back as the rows were repacked. A tied output matrix is the token

@@ -31,7 +31,9 @@ struct RepackedMatrix;
 // Which kernels the backend runs. Reference: the kernels above, whose sums follow llama.cpp's
 // order (bit-exact logits). Fast: the 32-element block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0)
 // repacked at load (repack.h) for the kernels of repacked_kernels.h at the best SIMD level,
-// which keep llama.cpp's order, so the logits are the reference's bit for bit; so is Q4_K with
+// which keep llama.cpp's order, so every layer computes the reference's bits (the output matrix
+// alone takes the fused formula below: its logits feed no later quantization, so they stay
+// within the last bits of the reference's, mean KL to llama.cpp about 4e-12); so is Q4_K with
 // a multiple of 8 rows and Q6_K where the fast level is AVX-512 VNNI (lossless NibbleK and
 // SixK layouts, the reference kernels' Q8_K activations and float orders). Other K-quants and
 // float types keep the reference kernels. Approx: Fast with the other K-quants (Q5_K, and Q4_K

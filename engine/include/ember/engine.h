@@ -41,8 +41,9 @@ struct EngineOptions {
   // "cpu", or "cuda" (an error when there is none).
   std::string backend = "auto";
   // CPU kernels: "fast" (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 weights, and Q4_K on AVX-512 VNNI CPUs,
-  // repacked at load for faster kernels that keep llama.cpp's sums, so logits equal
-  // "reference"'s bit for bit), "reference" (the kernels without repacking), or "approx" (fast,
+  // repacked at load for faster kernels that keep llama.cpp's sums in every layer, so the layers
+  // compute "reference"'s bits and the logits stay within their last bits), "reference" (the
+  // kernels without repacking), or "approx" (fast,
   // and Q5_K/Q6_K repacked too, and a prompt's attention on AMX bf16 tiles, else int8 with
   // AVX-512 VNNI: faster, logits equal to llama.cpp's only within a tolerance).
   std::string kernels = "fast";

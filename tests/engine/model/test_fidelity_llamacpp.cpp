@@ -17,7 +17,10 @@
 // SmolLM2's weight types the kernels do not depend on the step size, and chunks change nothing.
 //
 // Kernel modes (cpu::KernelMode): the criteria above hold for "reference" and for "fast" (its
-// repacked kernels keep llama.cpp's sums, so the same bits). "approx" runs the 32-element types
+// repacked kernels keep llama.cpp's sums in every layer, so the same bits there; the output
+// matrix takes one float step per block, which leaves the logits within their last bits:
+// measured mean KL 2.7e-12 to 5.9e-12 on both models against the reference's 1.6e-12 to
+// 3.8e-12, greedy 6/6). "approx" runs the 32-element types
 // (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) on kernels that add each block in one float step (not llama.cpp's
 // 8 lanes; on AMX CPUs from the tile unit's block sums) and also repacks Gemma's Q6_K
 // matrices with 32-element activation blocks (its Q4_K ones take fast mode's lossless layout
