@@ -26,6 +26,12 @@ void forEachBlockRun(const KvLayerView& kv, std::span<const int32_t> blockTable,
   }
 }
 
+// Asks the caches for the bytes [p, p + bytes), a line at a time.
+inline void prefetchLines(const void* p, int64_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (int64_t offset = 0; offset < bytes; offset += 64) __builtin_prefetch(c + offset, 0, 3);
+}
+
 // out (width) = the lanes (valueLanes, width) of each column summed as sumLanes64 / sumLanes16 do,
 // 64 columns at a time with the columns innermost, so that the compiler adds several columns per
 // instruction (each column's sums pair the same values in the same order).
@@ -181,6 +187,14 @@ void attendHeads(std::span<const AttentionQuery> queries, const KvLayerView& kv,
     for (int i = 0; i < count; ++i) rowQueries[i] = queries[size_t(active[i])].q;
     forEachBlockRun(kv, blockTable, a, b, [&](int32_t p, int32_t block, int32_t slot, int32_t m) {
       for (int i = 0; i < count; ++i) rowOutputs[i] = scores[active[i]] + (p - base);
+      // The next run's keys and this run's values, which the value sums read after the
+      // softmax: a decode step reads every cached row of every head once, mostly from memory,
+      // one block (2 KiB for 16 x 64 fp16) at a time, which the hardware prefetcher follows late.
+      if (const int32_t next = p + m; next <= b)
+        prefetchLines(kv.keyAt(blockTable[size_t(next / kv.blockSize)], kvHead, next % kv.blockSize),
+                      int64_t(std::min(kv.blockSize - next % kv.blockSize, b - next + 1)) *
+                          kv.headDim * 2);
+      prefetchLines(kv.valueAt(block, kvHead, slot), int64_t(m) * kv.valueDim * 2);
       vk.dotRowsMulti(rowQueries, count, kv.keyAt(block, kvHead, slot), m, kv.headDim,
                       softcap > 0.0f ? 1.0f : scale, keyLanes64, rowOutputs);
     });
