@@ -190,10 +190,11 @@ void attendHeads(std::span<const AttentionQuery> queries, const KvLayerView& kv,
       // The next run's keys and this run's values, which the value sums read after the
       // softmax: a decode step reads every cached row of every head once, mostly from memory,
       // one block (2 KiB for 16 x 64 fp16) at a time, which the hardware prefetcher follows late.
-      if (const int32_t next = p + m; next <= b)
-        prefetchLines(kv.keyAt(blockTable[size_t(next / kv.blockSize)], kvHead, next % kv.blockSize),
-                      int64_t(std::min(kv.blockSize - next % kv.blockSize, b - next + 1)) *
-                          kv.headDim * 2);
+      if (const int32_t next = p + m; next <= b) {
+        const int32_t nextSlot = next % kv.blockSize;
+        prefetchLines(kv.keyAt(blockTable[size_t(next / kv.blockSize)], kvHead, nextSlot),
+                      int64_t(std::min(kv.blockSize - nextSlot, b - next + 1)) * kv.headDim * 2);
+      }
       prefetchLines(kv.valueAt(block, kvHead, slot), int64_t(m) * kv.valueDim * 2);
       vk.dotRowsMulti(rowQueries, count, kv.keyAt(block, kvHead, slot), m, kv.headDim,
                       softcap > 0.0f ? 1.0f : scale, keyLanes64, rowOutputs);

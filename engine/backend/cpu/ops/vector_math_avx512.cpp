@@ -242,11 +242,6 @@ inline void accumulateLaneGroup(const float* const* w, float* const* laneRows, c
     for (int r = 0; r < 4; ++r) _mm512_storeu_ps(laneRows[q] + 16 * r, y[q][r]);
 }
 
-// accumulateRowsMulti for a width that is a multiple of 64: the rows converted from fp16 a batch
-// at a time (the buffer lives in L2, so that a lane row is loaded and stored once per many rows);
-// then per 64 columns, group of up to 4 queries and lane, the group's lane registers stay loaded
-// while the lane's rows are added in order (accumulateLaneGroup). Each lane element sees the same
-// FMAs in the same order as in accumulateRows, so the bits are the same.
 // The value kernels' rows converted from fp16: 512 KiB per thread, allocated on first use.
 constexpr int64_t kBufferFloats = 131072;
 float* valueBuffer() {
@@ -255,6 +250,11 @@ float* valueBuffer() {
   return storage.get();
 }
 
+// accumulateRowsMulti for a width that is a multiple of 64: the rows converted from fp16 a batch
+// at a time (the buffer lives in L2, so that a lane row is loaded and stored once per many rows);
+// then per 64 columns, group of up to 4 queries and lane, the group's lane registers stay loaded
+// while the lane's rows are added in order (accumulateLaneGroup). Each lane element sees the same
+// FMAs in the same order as in accumulateRows, so the bits are the same.
 void accumulateRowsMultiWide(const float* const* weights, float* const* lanes, int queries,
                              const uint16_t* const* rows, int64_t count, int64_t width,
                              int64_t laneCount, int64_t firstLane) {
@@ -346,7 +346,8 @@ bool sumValueLanes64Avx512(const float* const* weights, float* const* outs, int 
       for (int r = 0; r < 4; ++r) {
         __m512 v[8];
         for (int l = 0; l < 8; ++l)
-          v[l] = _mm512_add_ps(_mm512_load_ps(pairs[l] + 16 * r), _mm512_load_ps(pairs[l + 8] + 16 * r));
+          v[l] = _mm512_add_ps(_mm512_load_ps(pairs[l] + 16 * r),
+                               _mm512_load_ps(pairs[l + 8] + 16 * r));
         for (int half = 4; half >= 1; half /= 2)
           for (int l = 0; l < half; ++l) v[l] = _mm512_add_ps(v[l], v[l + half]);
         _mm512_storeu_ps(outs[j] + c + 16 * r, v[0]);
