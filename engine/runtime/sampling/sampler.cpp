@@ -6,6 +6,10 @@
 #include <string>
 #include <utility>
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 #include "ember/error.h"
 #include "runtime/sampling/stages.h"
 
@@ -46,6 +50,26 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
   constexpr float kInf = std::numeric_limits<float>::infinity();
   constexpr size_t kLanes = 8;
   float lanes[kLanes];
+  bool bad = false;
+#if defined(__SSE2__)
+  // Two SSE registers (every x86-64 CPU has them; the compiler leaves the plain loop below
+  // scalar): maxps keeps its second operand when the first is NaN, as std::max(lane, logit)
+  // keeps the lane; cmpnltps is !(logit < inf).
+  __m128 high[2] = {_mm_set1_ps(-kInf), _mm_set1_ps(-kInf)};
+  __m128 badBits = _mm_setzero_ps();
+  const __m128 inf = _mm_set1_ps(kInf);
+  const size_t whole = logits.size() / kLanes * kLanes;
+  for (size_t i = 0; i < whole; i += kLanes) {
+    for (int h = 0; h < 2; ++h) {
+      const __m128 x = _mm_loadu_ps(logits.data() + i + 4 * h);
+      badBits = _mm_or_ps(badBits, _mm_cmpnlt_ps(x, inf));
+      high[h] = _mm_max_ps(x, high[h]);
+    }
+  }
+  _mm_storeu_ps(lanes, high[0]);
+  _mm_storeu_ps(lanes + 4, high[1]);
+  bad = _mm_movemask_ps(badBits) != 0;
+#else
   bool badLanes[kLanes];
   for (size_t l = 0; l < kLanes; ++l) {
     lanes[l] = -kInf;
@@ -59,12 +83,10 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
       lanes[l] = std::max(lanes[l], logit);
     }
   }
+  for (size_t l = 0; l < kLanes; ++l) bad |= badLanes[l];
+#endif
   float bestLogit = -kInf;
-  bool bad = false;
-  for (size_t l = 0; l < kLanes; ++l) {
-    bad |= badLanes[l];
-    bestLogit = std::max(bestLogit, lanes[l]);
-  }
+  for (size_t l = 0; l < kLanes; ++l) bestLogit = std::max(bestLogit, lanes[l]);
   for (size_t i = whole; i < logits.size(); ++i) {
     bad |= !(logits[i] < kInf);
     bestLogit = std::max(bestLogit, logits[i]);
@@ -85,6 +107,13 @@ TokenId Sampler::sample(std::span<const float> logits, std::span<const TokenId> 
     // The decode loop's common case: no candidate list.
     candidates_.sortedElements = 0;
     size_t best = 0;
+#if defined(__SSE2__)
+    const __m128 target = _mm_set1_ps(bestLogit);  // cmpeqps: -0 equals +0, as != below
+    for (; best + 4 <= logits.size(); best += 4) {
+      const int equal = _mm_movemask_ps(_mm_cmpeq_ps(_mm_loadu_ps(logits.data() + best), target));
+      if (equal != 0) return static_cast<TokenId>(best + size_t(__builtin_ctz(unsigned(equal))));
+    }
+#endif
     while (logits[best] != bestLogit) ++best;
     return static_cast<TokenId>(best);
   }

@@ -179,6 +179,34 @@ class TestSampler : public QObject {
     }
   }
 
+  // The greedy pass reads the logits 8 at a time and the rest one by one: the best logit and a
+  // bad one in either part, on a vocabulary of 4099 (512 groups of 8, 3 left). Reference: the
+  // first id under ranksBefore (the highest logit, ties to the lowest id, -0 equal to +0), and
+  // the errors of badInputThrows.
+  void greedyPassCoversEveryPosition() {
+    SamplingParams plain = plainDraw();
+    plain.temperature = 0.0f;
+    constexpr size_t kVocab = 4099;
+    Sampler sampler(plain, kVocab);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    for (size_t at : {size_t(0), size_t(5), size_t(4095), size_t(4096), size_t(4098)}) {
+      std::vector<float> logits(kVocab, -3.0f);
+      logits[at] = 2.0f;
+      QCOMPARE(sampler.sample(logits, {}), TokenId(at));
+      logits.assign(kVocab, -inf);  // only zeros and -inf: the first zero, whatever its sign
+      logits[at] = -0.0f;
+      if (at + 1 < kVocab) logits[at + 1] = 0.0f;
+      QCOMPARE(sampler.sample(logits, {}), TokenId(at));
+    }
+    for (size_t at : {size_t(17), size_t(4000), size_t(4097)})
+      for (float bad : {nan, inf}) {
+        std::vector<float> logits(kVocab, 1.0f);
+        logits[at] = bad;
+        QVERIFY_THROWS_EXCEPTION(Error, sampler.sample(logits, {}));
+      }
+  }
+
   // 100k draws from softmax([1, 2, 3, 4]) = [0.032059, 0.087144, 0.236883, 0.643914]; each count
   // within 5 binomial standard deviations sqrt(n p (1 - p)) (about 56, 89, 134, 151) of n p.
   // Deterministic: the seed is fixed, so this never flakes.
