@@ -37,6 +37,36 @@ inline void prefetchBlock(const uint8_t* p, size_t bytes) {
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 
+// w[j] = elements 4j..4j+3 of the block's 16 rows as vpdpbusd's unsigned bytes: the nibbles
+// (Nibble4), with the fifth bits ORed in (Nibble5), or q + 128 (Int8).
+template <RepackedLayout kLayout>
+inline void unpackBlock(const uint8_t* blk, __m512i w[8]) {
+  if constexpr (kLayout != RepackedLayout::Int8) {
+    const __m512i lowNibble = _mm512_set1_epi8(0x0f);
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      const __m512i packed = _mm512_loadu_si512(blk + 64 * k);
+      w[k] = _mm512_and_si512(packed, lowNibble);
+      w[4 + k] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), lowNibble);
+    }
+    if constexpr (kLayout == RepackedLayout::Nibble5) {
+      // Bit k of each high byte becomes bit 4 of w[k]'s byte (16-bit shifts: for these
+      // distances the bit that lands on bit 4 comes from the same byte).
+      const __m512i high = _mm512_loadu_si512(blk + 256), bit4 = _mm512_set1_epi8(16);
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) {
+        const __m512i moved = k < 4 ? _mm512_slli_epi16(high, 4 - k)
+                                    : k > 4 ? _mm512_srli_epi16(high, k - 4) : high;
+        w[k] = _mm512_ternarylogic_epi32(w[k], moved, bit4, 0xF8);  // w | (moved & bit4)
+      }
+    }
+  } else {
+    const __m512i flip = _mm512_set1_epi8(int8_t(0x80));
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) w[k] = _mm512_xor_si512(_mm512_loadu_si512(blk + 64 * k), flip);
+  }
+}
+
 // Row groups g[0..G) (G = 1 or 2) for T tokens. Two groups go block by block side by side, each
 // with its own accumulators (so each group's sums are those of one group alone). A batched
 // decode step streams a large matrix from memory slower than the arithmetic could take it; two
@@ -51,9 +81,6 @@ void groupTile(const RepackedMatrix& m, const int64_t* g, const uint8_t* x, size
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t)
     for (int k = 0; k < G; ++k) acc[k][t] = _mm512_setzero_ps();
-  const __m512i lowNibble = _mm512_set1_epi8(0x0f);
-  const __m512i flip = _mm512_set1_epi8(int8_t(0x80));
-  const __m512i bit4 = _mm512_set1_epi8(16);
   const int32_t offset = m.quantOffset;
   for (int64_t b = 0; b < m.blocks; ++b) {
 #pragma GCC unroll 2
@@ -61,28 +88,7 @@ void groupTile(const RepackedMatrix& m, const int64_t* g, const uint8_t* x, size
       const uint8_t* blk = m.block(g[k], b);
       prefetchBlock(blk + kPrefetchBlocks * m.blockBytes, m.blockBytes);
       __m512i w[8];
-      if constexpr (kLayout != RepackedLayout::Int8) {
-#pragma GCC unroll 4
-        for (int q = 0; q < 4; ++q) {
-          const __m512i packed = _mm512_loadu_si512(blk + 64 * q);
-          w[q] = _mm512_and_si512(packed, lowNibble);
-          w[4 + q] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), lowNibble);
-        }
-        if constexpr (kLayout == RepackedLayout::Nibble5) {
-          // Bit q of each high byte becomes bit 4 of w[q]'s byte (as in laneTile).
-          const __m512i high = _mm512_loadu_si512(blk + 256);
-#pragma GCC unroll 8
-          for (int q = 0; q < 8; ++q) {
-            const __m512i moved = q < 4 ? _mm512_slli_epi16(high, 4 - q)
-                                        : q > 4 ? _mm512_srli_epi16(high, q - 4) : high;
-            w[q] = _mm512_ternarylogic_epi32(w[q], moved, bit4, 0xF8);  // w | (moved & bit4)
-          }
-        }
-      } else {
-#pragma GCC unroll 8
-        for (int q = 0; q < 8; ++q)
-          w[q] = _mm512_xor_si512(_mm512_loadu_si512(blk + 64 * q), flip);
-      }
+      unpackBlock<kLayout>(blk, w);
       const __m512 dw = _mm512_cvtph_ps(quant::load256(blk + m.quantBytes));
       const __m512 mw =
           m.hasMin ? _mm512_cvtph_ps(quant::load256(blk + m.quantBytes + 32)) : _mm512_setzero_ps();

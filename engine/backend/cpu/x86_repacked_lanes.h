@@ -64,39 +64,18 @@ void laneTile(const RepackedMatrix& m, int64_t g, const uint8_t* x, size_t xStri
 #pragma GCC unroll 8
     for (int i = 0; i < 8; ++i) acc[t][i] = _mm512_setzero_ps();
   }
-  const __m512i lowNibble = _mm512_set1_epi8(0x0f);
   const __m512i flip = _mm512_set1_epi8(int8_t(0x80));
   const __m512i zero = _mm512_setzero_si512();
-  const __m512i bit4 = _mm512_set1_epi8(16);  // Nibble5's fifth bit, and Q5_0's offset
+  const __m512i bit4 = _mm512_set1_epi8(16);  // Q5_0's offset
   for (int64_t b = 0; b < m.blocks; ++b) {
     const uint8_t* blk = m.block(g, b);
     __m512i w[8];
     if constexpr (kWeights == LaneWeights::Kept) {
 #pragma GCC unroll 8
       for (int k = 0; k < 8; ++k) w[k] = _mm512_load_si512(kept + 512 * b + 64 * k);
-    } else if constexpr (kLayout != RepackedLayout::Int8) {
-      prefetchBlock(blk + kPrefetchBlocks * m.blockBytes, m.blockBytes);
-#pragma GCC unroll 4
-      for (int k = 0; k < 4; ++k) {
-        const __m512i packed = _mm512_loadu_si512(blk + 64 * k);
-        w[k] = _mm512_and_si512(packed, lowNibble);
-        w[4 + k] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), lowNibble);
-      }
-      if constexpr (kLayout == RepackedLayout::Nibble5) {
-        // Bit k of each high byte becomes bit 4 of w[k]'s byte (16-bit shifts: for these
-        // distances the bit that lands on bit 4 comes from the same byte).
-        const __m512i high = _mm512_loadu_si512(blk + 256);
-#pragma GCC unroll 8
-        for (int k = 0; k < 8; ++k) {
-          const __m512i moved = k < 4 ? _mm512_slli_epi16(high, 4 - k)
-                                      : k > 4 ? _mm512_srli_epi16(high, k - 4) : high;
-          w[k] = _mm512_ternarylogic_epi32(w[k], moved, bit4, 0xF8);  // w | (moved & bit4)
-        }
-      }
     } else {
       prefetchBlock(blk + kPrefetchBlocks * m.blockBytes, m.blockBytes);
-#pragma GCC unroll 8
-      for (int k = 0; k < 8; ++k) w[k] = _mm512_xor_si512(_mm512_loadu_si512(blk + 64 * k), flip);
+      unpackBlock<kLayout>(blk, w);
     }
     if constexpr (kWeights == LaneWeights::UnpackAndKeep) {
 #pragma GCC unroll 8

@@ -21,33 +21,6 @@ namespace {
 constexpr int64_t kStagedMinTokens = 8;
 constexpr int kStagedTile = 3;  // tokens per tile: 24 accumulators (of 32 registers)
 
-// w[j] = elements 4j..4j+3 of the block's 16 rows as unsigned bytes (as laneTile unpacks them).
-template <RepackedLayout kLayout>
-inline void unpackLaneBlock(const uint8_t* blk, __m512i w[8]) {
-  if constexpr (kLayout != RepackedLayout::Int8) {
-    const __m512i lowNibble = _mm512_set1_epi8(0x0f);
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k) {
-      const __m512i packed = _mm512_loadu_si512(blk + 64 * k);
-      w[k] = _mm512_and_si512(packed, lowNibble);
-      w[4 + k] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), lowNibble);
-    }
-    if constexpr (kLayout == RepackedLayout::Nibble5) {
-      const __m512i high = _mm512_loadu_si512(blk + 256), bit4 = _mm512_set1_epi8(16);
-#pragma GCC unroll 8
-      for (int k = 0; k < 8; ++k) {
-        const __m512i moved = k < 4 ? _mm512_slli_epi16(high, 4 - k)
-                                    : k > 4 ? _mm512_srli_epi16(high, k - 4) : high;
-        w[k] = _mm512_ternarylogic_epi32(w[k], moved, bit4, 0xF8);  // w | (moved & bit4)
-      }
-    }
-  } else {
-    const __m512i flip = _mm512_set1_epi8(int8_t(0x80));  // q + 128
-#pragma GCC unroll 8
-    for (int k = 0; k < 8; ++k) w[k] = _mm512_xor_si512(_mm512_loadu_si512(blk + 64 * k), flip);
-  }
-}
-
 // Cache lines handed to the prefetcher a few at a time: [next, end), `perStep` per block step.
 struct PrefetchStream {
   const uint8_t* next = nullptr;
@@ -148,7 +121,7 @@ void runStagedLanes(const RepackedTask& task) {
   const int perStep = int((groupBytes / 64 + blockSteps - 1) / blockSteps);
   for (int64_t g = task.group0; g < task.group1; ++g) {
     __m512i* w = scratch.weights.data();
-    for (int64_t b = 0; b < m.blocks; ++b) unpackLaneBlock<kLayout>(m.block(g, b), w + 8 * b);
+    for (int64_t b = 0; b < m.blocks; ++b) unpackBlock<kLayout>(m.block(g, b), w + 8 * b);
     PrefetchStream ahead;
     if (g + 1 < task.group1) ahead = {m.block(g + 1, 0), m.block(g + 1, 0) + groupBytes, perStep};
     // Tokens [t, t + T) of this group; starts is unused (and empty) when every start is 0.
