@@ -223,6 +223,9 @@ void attendHeads(std::span<const AttentionQuery> queries, const KvLayerView& kv,
                    float(1.0 / sum));
   }
 
+  auto valueRow = [&](int32_t position) {
+    return kv.valueAt(blockTable[size_t(position / kv.blockSize)], kvHead, position % kv.blockSize);
+  };
   // A one-token step's queries (the heads of one token) all see the same positions: their value
   // sums go in one pass where the kernels have it, without lanes in memory.
   bool sameRange = true;
@@ -232,11 +235,7 @@ void attendHeads(std::span<const AttentionQuery> queries, const KvLayerView& kv,
   if (vk.sumValueLanes64 && valueLanes == 4 * kLanes && sameRange &&
       span <= kValueLanes64MaxRows) {
     const uint16_t* valueRows[kValueLanes64MaxRows];
-    for (int32_t i = 0; i < span; ++i) {
-      const int32_t position = minFirst + i;
-      valueRows[i] = kv.valueAt(blockTable[size_t(position / kv.blockSize)], kvHead,
-                                position % kv.blockSize);
-    }
+    for (int32_t i = 0; i < span; ++i) valueRows[i] = valueRow(minFirst + i);
     const float* rowWeights[kMaxTileQueries];
     float* outs[kMaxTileQueries];
     for (int j = 0; j < n; ++j) {
@@ -258,11 +257,7 @@ void attendHeads(std::span<const AttentionQuery> queries, const KvLayerView& kv,
     for (int i = 0; i < count; ++i) rowLanes[i] = lanes[active[i]];
     for (int32_t p = a; p <= b; p += kValueBatch) {
       const int32_t m = std::min(kValueBatch, b - p + 1);
-      for (int32_t i = 0; i < m; ++i) {
-        const int32_t position = p + i;
-        valueRows[i] = kv.valueAt(blockTable[size_t(position / kv.blockSize)], kvHead,
-                                  position % kv.blockSize);
-      }
+      for (int32_t i = 0; i < m; ++i) valueRows[i] = valueRow(p + i);
       for (int i = 0; i < count; ++i) rowWeights[i] = scores[active[i]] + (p - base);
       vk.accumulateRowsMulti(rowWeights, rowLanes, count, valueRows, m, kv.valueDim, valueLanes, p);
     }
