@@ -199,17 +199,12 @@ void CpuBackend::computeRopeAngles(int64_t tokens) {
   }
 }
 
-void CpuBackend::computeLogits(int64_t outputs, ForwardOutput& out) {
-  const int64_t width = config_.embeddingDim;
-  for (int64_t r = 0; r < outputs; ++r)
-    std::memcpy(ws_.outputRows.data() + r * width,
-                ws_.hidden.data() + int64_t(ws_.outputTokens[size_t(r)]) * width,
-                sizeof(float) * size_t(width));
-  rmsNormRows(ws_.outputRows.data(), weights_.outputNorm, outputs, width, ws_.outputRows.data());
+void CpuBackend::computeLogits(int64_t outputs, ForwardOutput& out, RowPrologue outputRows) {
   out.rows = size_t(outputs);
   out.logits.resize(size_t(outputs) * size_t(config_.vocabSize));
   if (outputs == 0) return;
-  matmul(pool_, weights_.output, ws_.outputRows.data(), outputs, out.logits.data(), ws_.matmul);
+  matmul(pool_, weights_.output, ws_.outputRows.data(), outputs, out.logits.data(), ws_.matmul,
+         outputRows);
   if (config_.logitScale != 1.0f)  // granite: as ggml_scale, in float
     for (float& v : out.logits) v *= config_.logitScale;
   if (config_.finalLogitSoftcap > 0.0f)

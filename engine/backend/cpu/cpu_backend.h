@@ -62,12 +62,10 @@ class CpuBackend final : public Backend {
   int64_t planBatch(const ForwardBatch& batch, int64_t& outputs);
   void embedTokens(const ForwardBatch& batch, int64_t tokens);
   void computeRopeAngles(int64_t tokens);
-  void computeLogits(int64_t outputs, ForwardOutput& out);
+  // The logits of the output rows: `outputRows(r)` fills ws_.outputRows' row r (the normed
+  // hidden row of output token r) as the output product's row prologue.
+  void computeLogits(int64_t outputs, ForwardOutput& out, RowPrologue outputRows);
   ops::KvLayerView kvLayer(int32_t layer) const;
-  // y (T, n) += x (T, n), split over the pool.
-  void addInPlace(float* y, const float* x, int64_t count);
-  void rmsNormRows(const float* x, const std::vector<float>& weight, int64_t rows, int64_t width,
-                   float* y);
 
   model::ModelConfig config_;
   KernelMode kernels_;

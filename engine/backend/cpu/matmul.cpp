@@ -21,9 +21,6 @@ constexpr size_t kParallelMinBytes = 32 * 1024;
 constexpr size_t kRowTileBytes = 16 * 1024;
 constexpr size_t kTokenTileBytes = 256 * 1024;
 constexpr int64_t kRowMultiple = 4;  // the kernels' row tile
-// Activations of up to this many floats (a decode step of a few sequences) are quantized on
-// the calling thread: a pool round trip costs more than quantizing them.
-constexpr int64_t kInlinePrepareElements = 16384;
 
 std::string describe(const gguf::TensorInfo& t) {
   return "tensor '" + t.name + "' (" + std::string(gguf::ggmlTypeName(t.type)) + ")";
@@ -125,14 +122,23 @@ struct PreparedInput {
 
 }  // namespace
 
+void runRowPrologue(ThreadPool& pool, int64_t n, RowPrologue before) {
+  if (before.run == nullptr) return;
+  pool.parallelFor(n, 1, [&](int64_t b, int64_t e, int) {
+    for (int64_t t = b; t < e; ++t) before(t);
+  });
+}
+
 void matmulShared(ThreadPool& pool, std::span<const MatmulTarget> targets, const float* x,
-                  int64_t n, MatmulScratch& scratch) {
+                  int64_t n, MatmulScratch& scratch, RowPrologue before) {
   if (n <= 0 || targets.empty()) return;
   size_t repackedCount = 0;
   for (const MatmulTarget& t : targets) repackedCount += t.w->repacked != nullptr;
-  if (repackedCount == targets.size()) return repackedMatmulShared(pool, targets, x, n, scratch);
+  if (repackedCount == targets.size())
+    return repackedMatmulShared(pool, targets, x, n, scratch, before);
   if (repackedCount > 0) {
     // Mixed: each matrix on its own kernels, from a copy of x (a y may alias it).
+    runRowPrologue(pool, n, before);
     const int64_t cols = targets[0].w->cols;
     scratch.inputCopy.assign(x, x + n * cols);
     std::vector<float> copy = std::move(scratch.inputCopy);
@@ -175,16 +181,15 @@ void matmulShared(ThreadPool& pool, std::span<const MatmulTarget> targets, const
   base += (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64;
 
   const int64_t cols = targets[0].w->cols;
+  // The rows' deferred steps and their quantization: the prologue of the product's round trip.
   auto prepareTokens = [&](int64_t b, int64_t e, int) {
-    for (size_t s = 0; s < inputCount; ++s)
-      for (int64_t t = b; t < e; ++t)
+    for (int64_t t = b; t < e; ++t) {
+      before(t);
+      for (size_t s = 0; s < inputCount; ++s)
         inputs[s].prepare(x + t * cols, cols,
                           base + inputs[s].offset + size_t(t) * inputs[s].stride);
+    }
   };
-  if (n * cols <= kInlinePrepareElements)
-    prepareTokens(0, n, 0);
-  else
-    pool.parallelFor(n, 1, prepareTokens);
 
   // Runs f(piece, first row, end row) for the parts of [b, e) (concatenated rows) in each piece.
   auto forEachPiece = [&](int64_t b, int64_t e, auto&& f) {
@@ -196,7 +201,7 @@ void matmulShared(ThreadPool& pool, std::span<const MatmulTarget> targets, const
   };
   if (n == 1) {
     const int64_t grain = totalBytes < kParallelMinBytes ? totalRows : kRowMultiple;
-    pool.parallelFor(totalRows, grain, [&](int64_t b, int64_t e, int) {
+    pool.parallelForAfter(n, prepareTokens, totalRows, grain, [&](int64_t b, int64_t e, int) {
       forEachPiece(b, e, [&](const Piece& p, int64_t r0, int64_t r1) {
         const WeightMatrix& w = *p.w;
         p.singleDot({w.data + r0 * w.rowBytes, w.rowBytes, r1 - r0, base + p.xOffset, p.xStride, 1,
@@ -209,7 +214,7 @@ void matmulShared(ThreadPool& pool, std::span<const MatmulTarget> targets, const
       roundUp(int64_t(kRowTileBytes / widestRow), kRowMultiple), kRowMultiple, 256);
   const int64_t tokenTile = std::clamp<int64_t>(int64_t(kTokenTileBytes / widestInput), 1, n);
   const int64_t groupedTokens = quant::repackedGroupTokens(n);
-  pool.parallelFor(totalRows, rowTile, [&](int64_t b, int64_t e, int) {
+  pool.parallelForAfter(n, prepareTokens, totalRows, rowTile, [&](int64_t b, int64_t e, int) {
     for (int64_t t0 = 0; t0 < n; t0 += tokenTile) {
       const int64_t tEnd = std::min(t0 + tokenTile, n);
       forEachPiece(b, e, [&](const Piece& p, int64_t r0, int64_t r1) {
@@ -233,9 +238,9 @@ void matmulShared(ThreadPool& pool, std::span<const MatmulTarget> targets, const
 }
 
 void matmul(ThreadPool& pool, const WeightMatrix& w, const float* x, int64_t n, float* y,
-            MatmulScratch& scratch) {
+            MatmulScratch& scratch, RowPrologue before) {
   const MatmulTarget target{&w, y};
-  matmulShared(pool, {&target, 1}, x, n, scratch);
+  matmulShared(pool, {&target, 1}, x, n, scratch, before);
 }
 
 void dequantizeRow(const WeightMatrix& w, int64_t row, float* out) {

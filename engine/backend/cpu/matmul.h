@@ -70,8 +70,20 @@ struct MatmulScratch {
   std::vector<float> inputCopy;    // x, when one call mixes repacked and other matrices
 };
 
+// Work on row t of x that has to be done before a product reads that row: the layer's deferred
+// per-token steps (cpu_backend_layer.cpp). The product calls it once for every row, just before
+// it quantizes the row, spread over the threads within its own pool round trip (no chunk of the
+// product starts before every row is done). Null run: nothing to do.
+struct RowPrologue {
+  void (*run)(void* ctx, int64_t row) = nullptr;
+  void* ctx = nullptr;
+  void operator()(int64_t row) const {
+    if (run != nullptr) run(ctx, row);
+  }
+};
+
 void matmul(ThreadPool& pool, const WeightMatrix& w, const float* x, int64_t n, float* y,
-            MatmulScratch& scratch);
+            MatmulScratch& scratch, RowPrologue before = {});
 
 // Several products of one input, y_i (n, rows_i) = x (n, cols) @ W_i^T (e.g. Q, K and V, or
 // gate and up): x is prepared once per activation format and the rows of all matrices are
@@ -84,7 +96,9 @@ struct MatmulTarget {
 };
 constexpr size_t kMaxSharedTargets = 8;
 void matmulShared(ThreadPool& pool, std::span<const MatmulTarget> targets, const float* x,
-                  int64_t n, MatmulScratch& scratch);
+                  int64_t n, MatmulScratch& scratch, RowPrologue before = {});
+// Runs before(t) for every row t of [0, n) on the pool (a product that copies x first).
+void runRowPrologue(ThreadPool& pool, int64_t n, RowPrologue before);
 
 // out (cols) = row `row` of W as float32 (embedding lookup).
 void dequantizeRow(const WeightMatrix& w, int64_t row, float* out);

@@ -15,9 +15,6 @@ namespace {
 constexpr size_t kParallelMinBytes = 32 * 1024;
 // Prompts: the activation rows of one token tile (walked once per row group) stay in L2.
 constexpr size_t kTokenTileBytes = 192 * 1024;
-// Activations of up to this many floats (a decode step of a few sequences) are quantized on
-// the calling thread: a pool round trip costs more than quantizing them.
-constexpr int64_t kInlinePrepareElements = 16384;
 
 struct Piece {
   const RepackedMatrix* m;
@@ -29,7 +26,7 @@ struct Piece {
 }  // namespace
 
 void repackedMatmulShared(ThreadPool& pool, std::span<const MatmulTarget> targets, const float* x,
-                          int64_t n, MatmulScratch& scratch) {
+                          int64_t n, MatmulScratch& scratch, RowPrologue before) {
   if (n <= 0 || targets.empty()) return;
   if (targets.size() > kMaxSharedTargets)
     throw Error("matmulShared: at most " + std::to_string(kMaxSharedTargets) + " matrices");
@@ -44,6 +41,7 @@ void repackedMatmulShared(ThreadPool& pool, std::span<const MatmulTarget> target
   const bool q8xK = readsQ8xK(targets[0]);
   for (const MatmulTarget& t : targets)
     if (readsQ8xK(t) != q8xK) {
+      runRowPrologue(pool, n, before);
       std::vector<float> copy(x, x + n * cols);
       for (const MatmulTarget& one : targets)
         repackedMatmulShared(pool, {&one, 1}, copy.data(), n, scratch);
@@ -76,13 +74,13 @@ void repackedMatmulShared(ThreadPool& pool, std::span<const MatmulTarget> target
   base += (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64;
   const quant::PrepareFn prepare =
       quant::kernelsFor(q8xK ? gguf::GgmlType::Q4_K : gguf::GgmlType::Q8_0, level)->prepare;
+  // The rows' deferred steps and their quantization: the prologue of the product's round trip.
   auto prepareTokens = [&](int64_t b, int64_t e, int) {
-    for (int64_t t = b; t < e; ++t) prepare(x + t * cols, cols, base + size_t(t) * stride);
+    for (int64_t t = b; t < e; ++t) {
+      before(t);
+      prepare(x + t * cols, cols, base + size_t(t) * stride);
+    }
   };
-  if (n * cols <= kInlinePrepareElements)
-    prepareTokens(0, n, 0);
-  else
-    pool.parallelFor(n, 1, prepareTokens);
 
   const int64_t tokenTile =
       n <= kRepackTokenTile
@@ -92,7 +90,7 @@ void repackedMatmulShared(ThreadPool& pool, std::span<const MatmulTarget> target
   const int64_t grain = n == 1 && totalBytes < kParallelMinBytes ? totalGroups : 1;
   const int64_t groupedTokens = quant::repackedGroupTokens(n);  // NibbleK's order split
   const bool tiledOrder = n >= quant::kTiledMinTokens;             // SixK's order
-  pool.parallelFor(totalGroups, grain, [&](int64_t b, int64_t e, int) {
+  pool.parallelForAfter(n, prepareTokens, totalGroups, grain, [&](int64_t b, int64_t e, int) {
     for (int64_t t0 = 0; t0 < n; t0 += tokenTile) {
       const int64_t tokens = std::min(tokenTile, n - t0);
       for (size_t i = 0; i < targets.size(); ++i) {

@@ -9,8 +9,9 @@
 
 namespace ember::cpu {
 
-// Every target must have `repacked` set and the same cols. x may alias any y.
+// Every target must have `repacked` set and the same cols. x may alias any y. `before` runs on
+// each row of x ahead of its quantization, as in matmulShared.
 void repackedMatmulShared(ThreadPool& pool, std::span<const MatmulTarget> targets, const float* x,
-                          int64_t n, MatmulScratch& scratch);
+                          int64_t n, MatmulScratch& scratch, RowPrologue before = {});
 
 }  // namespace ember::cpu

@@ -40,7 +40,26 @@ class ThreadPool {
     run(
         n, grain,
         [](void* ctx, int64_t b, int64_t e, int t) { (*static_cast<Callable*>(ctx))(b, e, t); },
-        const_cast<void*>(static_cast<const void*>(&f)));
+        const_cast<void*>(static_cast<const void*>(&f)), Prologue{0, nullptr, nullptr});
+  }
+
+  // Calls before(begin, end, threadIndex) over a split of [0, m), then f as parallelFor does,
+  // in one round trip: no chunk of f starts until every chunk of `before` has returned (its
+  // writes are visible to f on every thread). For the per-token steps that must precede a
+  // product: split over the threads instead of run by the caller while the workers wait. The
+  // split of [0, m) is finer than f's (chunks of about a token for a decode step), handed out
+  // first; a thread that draws a chunk of f waits only for chunks of `before` already taken.
+  template <class B, class F>
+  void parallelForAfter(int64_t m, B&& before, int64_t n, int64_t grain, F&& f) {
+    using Before = std::remove_reference_t<B>;
+    using Callable = std::remove_reference_t<F>;
+    run(
+        n, grain,
+        [](void* ctx, int64_t b, int64_t e, int t) { (*static_cast<Callable*>(ctx))(b, e, t); },
+        const_cast<void*>(static_cast<const void*>(&f)),
+        {m, [](void* ctx, int64_t b, int64_t e,
+               int t) { (*static_cast<Before*>(ctx))(b, e, t); },
+         const_cast<void*>(static_cast<const void*>(&before))});
   }
 
   // Physical cores this process may run on (hyper-threads of one core count once).
@@ -48,7 +67,12 @@ class ThreadPool {
 
  private:
   using Task = void (*)(void* ctx, int64_t begin, int64_t end, int thread);
-  void run(int64_t n, int64_t grain, Task task, void* ctx);
+  struct Prologue {  // before(begin, end, thread) over [0, n); n == 0: none
+    int64_t n;
+    Task task;
+    void* ctx;
+  };
+  void run(int64_t n, int64_t grain, Task task, void* ctx, Prologue before);
   struct Impl;
   Impl* impl_;
 };

@@ -1,6 +1,7 @@
 // ThreadPool: every index of [0, n) visited exactly once, chunk boundaries on multiples of the
 // grain, thread indices in range; behaviour across idle periods (workers asleep), nested and
-// concurrent calls, exceptions; physicalCores() against lscpu (util-linux) where available.
+// concurrent calls, exceptions; parallelForAfter's prologue done before any chunk of the job;
+// physicalCores() against lscpu (util-linux) where available.
 #include <QtTest>
 #include <atomic>
 #include <chrono>
@@ -149,6 +150,103 @@ class TestThreadPool : public QObject {
       std::atomic<int64_t> count{0};  // still usable afterwards
       pool.parallelFor(1000, 1, [&](int64_t b, int64_t e, int) { count += e - b; });
       QCOMPARE(count.load(), int64_t(1000));
+    }
+  }
+
+  // parallelForAfter: every index of both ranges once, and no chunk of f before the whole
+  // prologue: f checks every prologue mark when it starts (a prologue chunk that were still
+  // running, or not yet drawn, would leave one unset). The prologue's chunks sleep a little so
+  // that a thread drawing f's first chunk early would see them unfinished.
+  void prologueFinishesBeforeEveryChunk_data() {
+    QTest::addColumn<int>("threads");
+    QTest::addColumn<qint64>("m");
+    QTest::addColumn<qint64>("n");
+    QTest::addColumn<qint64>("grain");
+    for (int threads : {1, 2, 3})
+      for (qint64 m : {0, 1, 2, 8, 9, 100})
+        for (qint64 n : {0, 1, 5, 64})
+          QTest::addRow("%d threads m=%lld n=%lld", threads, (long long)m, (long long)n)
+              << threads << m << n << qint64(n == 64 ? 4 : 1);
+  }
+  void prologueFinishesBeforeEveryChunk() {
+    QFETCH(int, threads);
+    QFETCH(qint64, m);
+    QFETCH(qint64, n);
+    QFETCH(qint64, grain);
+    ThreadPool pool(threads);
+    for (int round = 0; round < 3; ++round) {
+      std::unique_ptr<std::atomic<int>[]> marks(new std::atomic<int>[size_t(m) + 1]);
+      std::unique_ptr<std::atomic<int>[]> visits(new std::atomic<int>[size_t(n) + 1]);
+      for (qint64 i = 0; i <= m; ++i) marks[size_t(i)] = 0;
+      for (qint64 i = 0; i <= n; ++i) visits[size_t(i)] = 0;
+      std::atomic<int> early{0}, badThreads{0};
+      pool.parallelForAfter(
+          m,
+          [&](int64_t b, int64_t e, int thread) {
+            if (thread < 0 || thread >= threads) ++badThreads;
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+            for (int64_t i = b; i < e; ++i) marks[size_t(i)].fetch_add(1);
+          },
+          n, grain,
+          [&](int64_t b, int64_t e, int thread) {
+            if (thread < 0 || thread >= threads) ++badThreads;
+            for (qint64 i = 0; i < m; ++i)
+              if (marks[size_t(i)].load() != 1) ++early;
+            for (int64_t i = b; i < e; ++i) visits[size_t(i)].fetch_add(1);
+          });
+      QCOMPARE(early.load(), 0);
+      QCOMPARE(badThreads.load(), 0);
+      for (qint64 i = 0; i < m; ++i) QCOMPARE(marks[size_t(i)].load(), 1);
+      for (qint64 i = 0; i < n; ++i) QCOMPARE(visits[size_t(i)].load(), 1);
+    }
+  }
+
+  // Both parts of one call run on more than one thread: a decode step's per-token prologue is
+  // split, not left to the caller (each chunk waits until another thread has taken one).
+  void prologueIsSplitAcrossThreads() {
+    ThreadPool pool(2);
+    std::mutex mutex;
+    std::set<int> seen;
+    std::atomic<int> started{0};
+    pool.parallelForAfter(
+        2,
+        [&](int64_t, int64_t, int thread) {
+          {
+            std::lock_guard lock(mutex);
+            seen.insert(thread);
+          }
+          ++started;
+          const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+          while (started.load() < 2 && std::chrono::steady_clock::now() < deadline) {
+          }
+        },
+        4, 1, [](int64_t, int64_t, int) {});
+    QCOMPARE(seen, (std::set<int>{0, 1}));
+  }
+
+  // An exception in the prologue reaches the caller, f is skipped, the pool stays usable.
+  void prologueExceptionReachesCaller() {
+    ThreadPool pool(3);
+    for (int round = 0; round < 3; ++round) {
+      std::atomic<int64_t> ran{0};
+      bool caught = false;
+      try {
+        pool.parallelForAfter(
+            8,
+            [&](int64_t b, int64_t e, int) {
+              if (b <= 5 && 5 < e) throw std::runtime_error("prologue 5");
+            },
+            100, 1, [&](int64_t b, int64_t e, int) { ran += e - b; });
+      } catch (const std::runtime_error& e) {
+        caught = QString(e.what()) == "prologue 5";
+      }
+      QVERIFY(caught);
+      QCOMPARE(ran.load(), int64_t(0));
+      std::atomic<int64_t> count{0};
+      pool.parallelForAfter(
+          8, [&](int64_t b, int64_t e, int) { count += e - b; }, 100, 1,
+          [&](int64_t b, int64_t e, int) { count += e - b; });
+      QCOMPARE(count.load(), int64_t(108));
     }
   }
 
