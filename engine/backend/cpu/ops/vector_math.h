@@ -31,7 +31,9 @@ struct VectorKernels {
   void (*dotRows)(const float* q, const uint16_t* rows, int64_t count, int64_t n, float scale,
                   bool lanes64, float* out);
   // For i < count with weights[i] != 0: lanes row (firstLane + i) % laneCount (of width floats)
-  // += weights[i] * (rows + i * width).
+  // += weights[i] * (rows + i * width). (The AVX-512 multi-query kernels add zero weights' rows
+  // of finite values too, which changes nothing but a lane element of -0, to +0: the attention's
+  // lanes start at +0 and never hold -0.)
   void (*accumulateRows)(const float* weights, const uint16_t* rows, int64_t count, int64_t width,
                          float* lanes, int64_t laneCount, int64_t firstLane);
   // dotRows for several queries over the same rows, each row read once: outs[j][i] = dot(qs[j],
@@ -73,6 +75,8 @@ const VectorKernels& avx2VectorKernels();  // call only when the CPU has AVX2, F
 // The AVX2 table with 512-bit multi-query kernels (the same bits); call only when the CPU also
 // has AVX-512 F, BW, VL and DQ.
 const VectorKernels& avx512VectorKernels();
+// Whether this CPU has what avx512VectorKernels needs (AVX2, FMA, F16C, AVX-512 F/BW/VL/DQ).
+bool cpuHasAvx512();
 // The best kernels this CPU runs.
 const VectorKernels& vectorKernels();
 // Every table this CPU runs, scalar first (the tests compare them).

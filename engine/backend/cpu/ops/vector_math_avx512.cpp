@@ -1,9 +1,9 @@
 // Compiled with AVX-512 F/BW/VL/DQ + FMA + F16C (engine/CMakeLists.txt's *_avx512.cpp rule);
-// called only after a CPU check. The AVX2 table with the two kernels that dominate a long
-// prompt's attention on 512-bit vectors: dotRowsMulti in the 16-lane order (the several-token
-// step) and accumulateRowsMulti. One register holds the 16 lanes that the AVX2 kernels keep in
-// two, and every lane sees the same operations in the same order, so the results are the AVX2
-// (and scalar) kernels' bit for bit (reference_order.h).
+// called only after a CPU check. The AVX2 table with the attention's multi-query kernels
+// (dotRowsMulti, accumulateRowsMulti, sumValueLanes64) and the softmax's exp and fp16 rounding on
+// 512-bit vectors. One register holds the 16 lanes that the AVX2 kernels keep in two, and every
+// lane sees the same operations in the same order, so the results are the AVX2 (and scalar)
+// kernels' bit for bit (reference_order.h).
 #include <immintrin.h>
 
 // GCC 12 warns that the intrinsics' own undefined pass-through operands may be used
@@ -26,6 +26,13 @@ struct AlignedFree {
 
 inline __m512 loadF16x16(const uint16_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// Stores 16 fp16 values of p at `to` as floats; sets a bit of nonFinite for each NaN or infinity.
+inline void convertF16x16(const uint16_t* p, float* to, __mmask16& nonFinite) {
+  const __m512 v = loadF16x16(p);
+  nonFinite |= _mm512_fpclass_ps_mask(v, 0x99);  // QNaN | +inf | -inf | SNaN
+  _mm512_store_ps(to, v);
 }
 
 // The (i, i+8) lane sums of dot(q, key) in the 16-lane order for n == N: lane l takes the
@@ -140,6 +147,68 @@ void dotRowsMulti16(const float* const* qs, int queries, const uint16_t* rows, i
   }
 }
 
+// expfPolynomial on 16 floats: the AVX2 kernel's operations, but 2^n applied by vscalefps. That
+// rounds j * 2^n once, as the AVX2 kernel's two halves do (the first product is exact for every
+// n in [-192, 192]); lanes with |n| > 192 (the masked -inf scores among them) become 0, or
+// infinity for n > 0, as there.
+inline __m512 expPolynomial16(__m512 x) {
+  const __m512 shift = _mm512_set1_ps(0x1.8p23f);
+  const __m512 z = _mm512_fmadd_ps(x, _mm512_set1_ps(0x1.715476p+0f), shift);
+  const __m512 n = _mm512_sub_ps(z, shift);
+  const __m512 b = _mm512_fnmadd_ps(n, _mm512_set1_ps(0x1.7f7d1cp-20f),
+                                    _mm512_fnmadd_ps(n, _mm512_set1_ps(0x1.62e4p-1f), x));
+  const __m512 u = _mm512_mul_ps(b, b);
+  const __m512 j = _mm512_fmadd_ps(
+      _mm512_fmadd_ps(
+          _mm512_fmadd_ps(_mm512_set1_ps(0x1.0e4020p-7f), b, _mm512_set1_ps(0x1.573e2ep-5f)), u,
+          _mm512_fmadd_ps(_mm512_set1_ps(0x1.555e66p-3f), b, _mm512_set1_ps(0x1.fffdb6p-2f))),
+      u, _mm512_fmadd_ps(_mm512_set1_ps(0x1.ffffecp-1f), b, _mm512_set1_ps(1.0f)));
+  const __m512 result = _mm512_scalef_ps(j, n);
+  const __mmask16 outside =
+      _mm512_cmp_ps_mask(_mm512_abs_ps(n), _mm512_set1_ps(192.0f), _CMP_GT_OQ);
+  if (outside == 0) return result;
+  const __mmask16 nonPositive = _mm512_cmp_ps_mask(n, _mm512_setzero_ps(), _CMP_LE_OQ);
+  return _mm512_mask_blend_ps(outside, result,
+                              _mm512_mask_blend_ps(nonPositive, _mm512_set1_ps(__builtin_inff()),
+                                                   _mm512_setzero_ps()));
+}
+
+// 16 lanes summed as sumLanes16 does: (i, i+8), (i, i+4), (0, 2) and (1, 3), then 0 + 1.
+inline float sumLanes16(__m512 a) {
+  const __m256 b = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
+  const __m128 c = _mm_add_ps(_mm256_castps256_ps128(b), _mm256_extractf128_ps(b, 1));
+  const __m128 d = _mm_add_ps(c, _mm_movehl_ps(c, c));
+  return _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)));
+}
+
+double expChunksAvx512(float* x, int64_t chunks, float max) {
+  const __m512 vmax = _mm512_set1_ps(max);
+  double sum = 0.0;
+  for (int64_t c = 0; c < chunks; ++c) {
+    float* chunk = x + c * kLanes;
+    const __m512 e = expPolynomial16(_mm512_sub_ps(_mm512_loadu_ps(chunk), vmax));
+    _mm512_storeu_ps(chunk, e);
+    sum += double(sumLanes16(e));
+  }
+  return sum;
+}
+
+void scaleToHalfAvx512(float* x, int64_t n, float scale) {
+  const __m512 vs = _mm512_set1_ps(scale);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i h =
+        _mm512_cvtps_ph(_mm512_mul_ps(_mm512_loadu_ps(x + i), vs), _MM_FROUND_TO_NEAREST_INT);
+    _mm512_storeu_ps(x + i, _mm512_cvtph_ps(h));
+  }
+  if (i < n) {  // the last n - i, masked
+    const __mmask16 m = __mmask16((1u << (n - i)) - 1);
+    const __m256i h = _mm512_cvtps_ph(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), vs),
+                                      _MM_FROUND_TO_NEAREST_INT);
+    _mm512_mask_storeu_ps(x + i, m, _mm512_cvtph_ps(h));
+  }
+}
+
 void (*avx2DotRowsMulti)(const float* const*, int, const uint16_t*, int64_t, int64_t, float, bool,
                          float* const*) = nullptr;
 
@@ -217,7 +286,11 @@ void dotRowsMultiAvx512(const float* const* qs, int queries, const uint16_t* row
 // weight leaves the query's registers as they are (the mask), as accumulateRows skips the row.
 constexpr int kGroup = 4;
 
-template <int Q>
+// kFinite: every row of the batch is finite, so a zero weight needs no mask: fma(0, v, y) is y
+// for a finite v (y is never -0: it starts at +0, and a sum of multiples of 2^-48, products of
+// fp16 values, is either exactly +0 or a normal float), and the mask's compare, move and
+// register broadcast per query and row (twice the FMAs' count of other instructions) go away.
+template <int Q, bool kFinite>
 inline void accumulateLaneGroup(const float* const* w, float* const* laneRows, const float* x,
                                 int64_t first, int64_t batch, int64_t step, int64_t width) {
   __m512 y[Q][4];
@@ -229,13 +302,19 @@ inline void accumulateLaneGroup(const float* const* w, float* const* laneRows, c
     const __m512 v0 = _mm512_load_ps(row), v1 = _mm512_load_ps(row + 16),
                  v2 = _mm512_load_ps(row + 32), v3 = _mm512_load_ps(row + 48);
     for (int q = 0; q < Q; ++q) {
-      const float wq = w[q][i];
-      const __mmask16 m = wq != 0.0f ? __mmask16(0xFFFF) : __mmask16(0);
-      const __m512 va = _mm512_set1_ps(wq);
-      y[q][0] = _mm512_mask3_fmadd_ps(va, v0, y[q][0], m);
-      y[q][1] = _mm512_mask3_fmadd_ps(va, v1, y[q][1], m);
-      y[q][2] = _mm512_mask3_fmadd_ps(va, v2, y[q][2], m);
-      y[q][3] = _mm512_mask3_fmadd_ps(va, v3, y[q][3], m);
+      const __m512 va = _mm512_set1_ps(w[q][i]);
+      if constexpr (kFinite) {
+        y[q][0] = _mm512_fmadd_ps(va, v0, y[q][0]);
+        y[q][1] = _mm512_fmadd_ps(va, v1, y[q][1]);
+        y[q][2] = _mm512_fmadd_ps(va, v2, y[q][2]);
+        y[q][3] = _mm512_fmadd_ps(va, v3, y[q][3]);
+      } else {
+        const __mmask16 m = w[q][i] != 0.0f ? __mmask16(0xFFFF) : __mmask16(0);
+        y[q][0] = _mm512_mask3_fmadd_ps(va, v0, y[q][0], m);
+        y[q][1] = _mm512_mask3_fmadd_ps(va, v1, y[q][1], m);
+        y[q][2] = _mm512_mask3_fmadd_ps(va, v2, y[q][2], m);
+        y[q][3] = _mm512_mask3_fmadd_ps(va, v3, y[q][3], m);
+      }
     }
   }
   for (int q = 0; q < Q; ++q)
@@ -268,11 +347,13 @@ void accumulateRowsMultiWide(const float* const* weights, float* const* lanes, i
     // the rows one lane row takes lie one after the other (laneCount rows apart they would map to
     // the same few L1 sets).
     const int64_t rowsPerLane = (batch + laneCount - 1) / laneCount;
+    __mmask16 nonFinite = 0;
     for (int64_t i = 0; i < batch; ++i) {
       float* slot = buffer + (i % laneCount * rowsPerLane + i / laneCount) * width;
       for (int64_t c = 0; c < width; c += 16)
-        _mm512_store_ps(slot + c, loadF16x16(rows[start + i] + c));
+        convertF16x16(rows[start + i] + c, slot + c, nonFinite);
     }
+    const bool finite = nonFinite == 0;
     const int64_t firstLaneOfBatch = (firstLane + start) % laneCount;
     for (int64_t c = 0; c < width; c += 64)
       for (int g = 0; g < queries; g += kGroup) {
@@ -285,36 +366,32 @@ void accumulateRowsMultiWide(const float* const* weights, float* const* lanes, i
           const int64_t lane = (firstLaneOfBatch + k) % laneCount;
           for (int j = 0; j < q; ++j) laneRows[j] = lanes[g + j] + lane * width + c;
           const float* x = buffer + k * rowsPerLane * width + c;
-          switch (q) {
-            case 4: accumulateLaneGroup<4>(w, laneRows, x, k, batch, laneCount, width); break;
-            case 3: accumulateLaneGroup<3>(w, laneRows, x, k, batch, laneCount, width); break;
-            case 2: accumulateLaneGroup<2>(w, laneRows, x, k, batch, laneCount, width); break;
-            default: accumulateLaneGroup<1>(w, laneRows, x, k, batch, laneCount, width); break;
-          }
+          auto group = [&]<bool kFinite>() {
+            auto run = [&]<int Q>() {
+              accumulateLaneGroup<Q, kFinite>(w, laneRows, x, k, batch, laneCount, width);
+            };
+            switch (q) {
+              case 4: return run.template operator()<4>();
+              case 3: return run.template operator()<3>();
+              case 2: return run.template operator()<2>();
+              default: return run.template operator()<1>();
+            }
+          };
+          if (finite)
+            group.template operator()<true>();
+          else
+            group.template operator()<false>();
         }
       }
   }
 }
 
-// sumValueLanes64 for a width that is a multiple of 64 and rows that fit the buffer at once. The
-// rows are converted lane-major, as accumulateRowsMultiWide does (a lane's rows one after the
-// other). Then per 64 columns and query, for each l < 16 the lanes l, l + 16, l + 32 and l + 48
-// (16 registers) take their rows in order from zero with the same masked FMAs as
-// accumulateLaneGroup, and sumLanes64's first pairing (l + (l + 32)) + ((l + 16) + (l + 48))
-// goes to a 16-row table, which sumLanes16's pairwise steps then reduce column by column. Every
-// lane element and every sum sees the operations of the lane way, in its order.
-bool sumValueLanes64Avx512(const float* const* weights, float* const* outs, int queries,
-                           const uint16_t* const* rows, int64_t count, int64_t width,
-                           int64_t firstLane) {
+// sumValueLanes64's sums over the converted rows (kFinite: as accumulateLaneGroup's).
+template <bool kFinite>
+void sumValueLanes64Rows(const float* const* weights, float* const* outs, int queries,
+                         const float* buffer, int64_t rowsPerLane, int64_t count, int64_t width,
+                         int64_t firstLane) {
   constexpr int64_t kLaneCount = 4 * kLanes;
-  if (width % 64 != 0 || count > kValueLanes64MaxRows || count * width > kBufferFloats)
-    return false;
-  float* buffer = valueBuffer();
-  const int64_t rowsPerLane = (count + kLaneCount - 1) / kLaneCount;
-  for (int64_t i = 0; i < count; ++i) {
-    float* slot = buffer + (i % kLaneCount * rowsPerLane + i / kLaneCount) * width;
-    for (int64_t c = 0; c < width; c += 16) _mm512_store_ps(slot + c, loadF16x16(rows[i] + c));
-  }
   alignas(64) float pairs[kLanes][64];  // (l, 64 columns): the first pairing of each column
   for (int64_t c = 0; c < width; c += 64)
     for (int j = 0; j < queries; ++j) {
@@ -328,12 +405,18 @@ bool sumValueLanes64Avx512(const float* const* weights, float* const* outs, int 
           const int64_t k = ((l + 16 * a - firstLane) % kLaneCount + kLaneCount) % kLaneCount;
           const float* row = buffer + k * rowsPerLane * width + c;
           for (int64_t i = k; i < count; i += kLaneCount, row += width) {
-            const float wi = w[i];
-            const __mmask16 m = wi != 0.0f ? __mmask16(0xFFFF) : __mmask16(0);
-            const __m512 va = _mm512_set1_ps(wi);
+            const __m512 va = _mm512_set1_ps(w[i]);
+            if constexpr (kFinite) {
 #pragma GCC unroll 4
-            for (int r = 0; r < 4; ++r)
-              lane[a][r] = _mm512_mask3_fmadd_ps(va, _mm512_load_ps(row + 16 * r), lane[a][r], m);
+              for (int r = 0; r < 4; ++r)
+                lane[a][r] = _mm512_fmadd_ps(va, _mm512_load_ps(row + 16 * r), lane[a][r]);
+            } else {
+              const __mmask16 m = w[i] != 0.0f ? __mmask16(0xFFFF) : __mmask16(0);
+#pragma GCC unroll 4
+              for (int r = 0; r < 4; ++r)
+                lane[a][r] =
+                    _mm512_mask3_fmadd_ps(va, _mm512_load_ps(row + 16 * r), lane[a][r], m);
+            }
           }
         }
 #pragma GCC unroll 4
@@ -353,6 +436,36 @@ bool sumValueLanes64Avx512(const float* const* weights, float* const* outs, int 
         _mm512_storeu_ps(outs[j] + c + 16 * r, v[0]);
       }
     }
+}
+
+// sumValueLanes64 for a width that is a multiple of 64 and rows that fit the buffer at once. The
+// rows are converted lane-major, as accumulateRowsMultiWide does (a lane's rows one after the
+// other). Then per 64 columns and query, for each l < 16 the lanes l, l + 16, l + 32 and l + 48
+// (16 registers) take their rows in order from zero with the FMAs of
+// accumulateLaneGroup, and sumLanes64's first pairing (l + (l + 32)) + ((l + 16) + (l + 48))
+// goes to a 16-row table, which sumLanes16's pairwise steps then reduce column by column. Every
+// lane element and every sum sees the operations of the lane way, in its order.
+bool sumValueLanes64Avx512(const float* const* weights, float* const* outs, int queries,
+                           const uint16_t* const* rows, int64_t count, int64_t width,
+                           int64_t firstLane) {
+  constexpr int64_t kLaneCount = 4 * kLanes;
+  if (width % 64 != 0 || count > kValueLanes64MaxRows || count * width > kBufferFloats)
+    return false;
+  float* buffer = valueBuffer();
+  const int64_t rowsPerLane = (count + kLaneCount - 1) / kLaneCount;
+  __mmask16 nonFinite = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    float* slot = buffer + (i % kLaneCount * rowsPerLane + i / kLaneCount) * width;
+    for (int64_t c = 0; c < width; c += 16) convertF16x16(rows[i] + c, slot + c, nonFinite);
+  }
+  auto sums = [&]<bool kFinite>() {
+    sumValueLanes64Rows<kFinite>(weights, outs, queries, buffer, rowsPerLane, count, width,
+                                 firstLane);
+  };
+  if (nonFinite == 0)
+    sums.template operator()<true>();
+  else
+    sums.template operator()<false>();
   return true;
 }
 
@@ -375,6 +488,8 @@ const VectorKernels& avx512VectorKernels() {
     k.dotRowsMulti = dotRowsMultiAvx512;
     k.accumulateRowsMulti = accumulateRowsMultiAvx512;
     k.sumValueLanes64 = sumValueLanes64Avx512;
+    k.expChunks = expChunksAvx512;
+    k.scaleToHalf = scaleToHalfAvx512;
     return k;
   }();
   return kernels;
