@@ -10,6 +10,7 @@
 #include "backend/cpu/ops/activations.h"
 #include "backend/cpu/ops/attention_amx.h"
 #include "backend/cpu/ops/attention_int8.h"
+#include "backend/cpu/ops/attention_query_lanes.h"
 #include "backend/cpu/ops/norm.h"
 #include "model/transformer_layer.h"
 
@@ -449,6 +450,14 @@ void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
   const AttentionTiling referenceTiling = attentionTiling(c_);
   AttentionTiling tiling = referenceTiling;
   if ((quantized || amx) && tiling.heads * 16 <= ops::kMaxTileQueries) tiling.tokens = 16;
+  // Several-token tiles on AVX-512 go to the query-lanes kernel (the reference's bits), whose
+  // registers hold 16 queries: tiles of up to 16 tokens fill them (SmolLM2's 3 heads x 16 = 48
+  // queries where the reference's 8-token tiles leave a third of 32 lanes empty). A tile it
+  // declines runs on attendHeads in tiles of the reference's size, whose scratch the workspace
+  // holds.
+  const bool queryLanes = !quantized && !amx && step.softcap <= 0.0f && sinks.empty() &&
+                          ops::queryLanesAvailable();
+  if (queryLanes) tiling.tokens = std::clamp(ops::kMaxTileQueries / tiling.heads, 1, 16);
   const int32_t headSlices = (groupSize + tiling.heads - 1) / tiling.heads;
   int64_t tiles = 0;
   for (int64_t t = 0; t < tokens_;) {
@@ -505,7 +514,11 @@ void CpuLayerOps::attention(int32_t layer, const model::AttentionStep& step) {
                      {queries, size_t(count)},
                      ws_.amxRows[size_t(ws_.tokenSequence[size_t(tokenBegin)]) * c_.kvHeadCount +
                                  size_t(kvHead)],
-                     c_.headDim, c_.valueDim, step.scoreScale, step.softcap, kApproxAmxPrecision)))
+                     c_.headDim, c_.valueDim, step.scoreScale, step.softcap,
+                     kApproxAmxPrecision)) &&
+               !(queryLanes && stepKind == ops::StepKind::SeveralTokens &&
+                 ops::attendHeadsQueryLanes({queries, size_t(count)}, kv, s.blockTable, kvHead,
+                                            step.scoreScale)))
         for (int i = 0; i < count; i += referenceTiling.queries())
           ops::attendHeads({queries + i, size_t(std::min(referenceTiling.queries(), count - i))},
                            kv, s.blockTable, kvHead, step.scoreScale, stepKind, scratch,

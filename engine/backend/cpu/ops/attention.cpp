@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "backend/cpu/ops/attention_query_lanes.h"
 #include "backend/cpu/ops/half.h"
 #include "backend/cpu/ops/reference_order.h"
 #include "backend/cpu/ops/vector_math.h"
@@ -155,6 +156,13 @@ void attendHeads(std::span<const AttentionQuery> queries, const KvLayerView& kv,
                   blockTable, kvHead, scale, step, scratch, softcap);
     return;
   }
+  // A several-token step's tile on AVX-512 with the queries in the vector lanes (the same bits);
+  // it declines non-finite value rows, which the lane path below takes.
+  bool sinks = false;
+  for (const AttentionQuery& query : queries) sinks = sinks || query.sink != kNoSink;
+  if (batched && softcap <= 0.0f && !sinks && queryLanesAvailable() &&
+      attendHeadsQueryLanes(queries, kv, blockTable, kvHead, scale))
+    return;
   const int n = int(queries.size());
   int32_t minFirst = queries[0].first, maxLast = queries[0].last;
   for (const AttentionQuery& query : queries) {
@@ -264,6 +272,11 @@ void attendHeads(std::span<const AttentionQuery> queries, const KvLayerView& kv,
   });
   for (int j = 0; j < n; ++j)
     reduceValueLanes(lanes[j], valueLanes, kv.valueDim, queries[size_t(j)].out);
+}
+
+bool queryLanesAvailable() {
+  static const bool available = cpuHasAvx512();
+  return available;
 }
 
 }  // namespace ember::cpu::ops
