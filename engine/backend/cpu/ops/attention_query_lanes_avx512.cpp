@@ -74,40 +74,38 @@ inline __m512 expPolynomial16(__m512 x) {
 // (l_{i+4} + l_{i+12}), then (c_0 + c_2) + (c_1 + c_3). Evaluated depth first so that few sums
 // are live at once.
 // N: the head size when it is one of the common ones (the lane loops unrolled), else 0 and n.
+// The partial sums go by value (arrays behind pointers left GCC storing every lane's sums).
 template <int K, int N>
 inline void dotKeys(const float* qt, const float* keys, int64_t n, __m512* out) {
   if constexpr (N > 0) n = N;
-  auto lane = [&](int l, __m512* s) {
+  struct Sums {
+    __m512 k[K];
+  };
+  auto lane = [&](int l) {
+    Sums s;
     const __m512 q = _mm512_load_ps(qt + 16 * l);
 #pragma GCC unroll 4
-    for (int k = 0; k < K; ++k) s[k] = _mm512_mul_ps(q, _mm512_set1_ps(keys[k * n + l]));
+    for (int k = 0; k < K; ++k) s.k[k] = _mm512_mul_ps(q, _mm512_set1_ps(keys[k * n + l]));
 #pragma GCC unroll 16
     for (int64_t d = l + 16; d < n; d += 16) {
       const __m512 qd = _mm512_load_ps(qt + 16 * d);
 #pragma GCC unroll 4
       for (int k = 0; k < K; ++k)
-        s[k] = _mm512_fmadd_ps(qd, _mm512_set1_ps(keys[k * n + d]), s[k]);
+        s.k[k] = _mm512_fmadd_ps(qd, _mm512_set1_ps(keys[k * n + d]), s.k[k]);
     }
+    return s;
   };
-  auto pair = [&](int l, __m512* b) {  // l_i + l_{i+8}
-    __m512 s[K], t[K];
-    lane(l, s);
-    lane(l + 8, t);
-    for (int k = 0; k < K; ++k) b[k] = _mm512_add_ps(s[k], t[k]);
+  auto add = [](const Sums& a, const Sums& b) {
+    Sums s;
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k) s.k[k] = _mm512_add_ps(a.k[k], b.k[k]);
+    return s;
   };
-  auto quad = [&](int l, __m512* c) {  // c_i
-    __m512 b[K], e[K];
-    pair(l, b);
-    pair(l + 4, e);
-    for (int k = 0; k < K; ++k) c[k] = _mm512_add_ps(b[k], e[k]);
-  };
-  __m512 c0[K], c1[K], half[K];
-  quad(0, c0);
-  quad(2, c1);
-  for (int k = 0; k < K; ++k) half[k] = _mm512_add_ps(c0[k], c1[k]);
-  quad(1, c0);
-  quad(3, c1);
-  for (int k = 0; k < K; ++k) out[k] = _mm512_add_ps(half[k], _mm512_add_ps(c0[k], c1[k]));
+  auto pair = [&](int l) { return add(lane(l), lane(l + 8)); };  // l_i + l_{i+8}
+  auto quad = [&](int l) { return add(pair(l), pair(l + 4)); };  // c_i
+  const Sums half = add(quad(0), quad(2));
+  const Sums sum = add(half, add(quad(1), quad(3)));
+  for (int k = 0; k < K; ++k) out[k] = sum.k[k];
 }
 
 // The tile's shape: positions [lo, end) in whole 16-position chunks, of which [minFirst,
