@@ -38,6 +38,7 @@ void attentionBlock(const ModelConfig& c, LayerOps& ops, int32_t il) {
     ops.rope(il, A::K, c.kvHeadCount);
   }
   ops.writeKv(il);
+  if (il + 1 == c.layerCount) ops.keepOutputRowsOnly();
   ops.attention(il, attentionStep(c, il));
   ops.project(il, W::Wo, A::Attention, A::BlockOut);
   if (ops.has(il, W::Bo)) ops.addBias(il, W::Bo, A::BlockOut);

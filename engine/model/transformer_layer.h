@@ -84,6 +84,10 @@ class LayerOps {
   virtual void writeKv(int32_t layer) = 0;
   // Attention = attention(Q, the layer's cached keys and values).
   virtual void attention(int32_t layer, const AttentionStep& step) = 0;
+  // Called in the last layer once every token's keys and values are in the cache: from here on
+  // only the rows of the tokens whose logits are wanted are read, so a backend may drop the
+  // others (and skip the last layer's attention and feed-forward work for them). Optional.
+  virtual void keepOutputRowsOnly() {}
   // Activated = act(Gate) * Up.
   virtual void gatedActivation(FfnActivation activation) = 0;
   // y (T, n_embd) = the mixture of experts of the layer over x (T, n_embd), as the header

@@ -1,5 +1,6 @@
 // CpuBackend's contract on the real SmolLM2 model: a batch that mixes sequences (a prompt chunk of
-// one, a decode token of another) gives each the logits it gets when run alone; copyBlock
+// one, a decode token of another) gives each the logits it gets when run alone; a step that wants
+// only last logits gives the rows of one that wants them all, and caches the same; copyBlock
 // duplicates a block's keys and values; a decode step allocates no heap memory once warm; bad
 // batches are rejected with ember::Error. The reference for every comparison is the same backend
 // run one sequence at a time (itself checked against llama.cpp in test_fidelity_llamacpp), and
@@ -144,6 +145,43 @@ class TestCpuBackend : public QObject {
     const std::span<const float> together(out.logits);
     QCOMPARE(maxAbsDiff(together.first(kPromptA.size() * vocab), aloneA), 0.0f);
     QCOMPARE(maxAbsDiff(together.subspan(kPromptA.size() * vocab, vocab), aloneB), 0.0f);
+  }
+
+  void lastLogitsMatchAllLogits() {
+    // A step that wants only its sequences' last logits runs the last layer's attention and
+    // feed-forward on those tokens alone (the others' rows are dropped once their keys and values
+    // are cached): its logits must be the matching rows of the all-logits step bit for bit, and
+    // the cache it leaves the same, so the next step's logits match too. Two prompts in one step,
+    // so that the kept rows move.
+    Backend& backend = *backend_;
+    const size_t vocab = backend.vocabSize();
+    std::vector<TokenId> tokens = kPromptA;
+    tokens.insert(tokens.end(), kPromptB.begin(), kPromptB.end());
+    const auto na = int32_t(kPromptA.size()), nb = int32_t(kPromptB.size());
+    auto run = [&](BatchSequence::Logits logits, int32_t firstBlock) {
+      test::PagedSequence a(kBlockSize, firstBlock, 4, 41), b(kBlockSize, firstBlock + 4, 4, 42);
+      const BatchSequence seqs[2] = {a.next(0, na, logits), b.next(na, nb, logits)};
+      ForwardOutput out;
+      backend.forward({tokens, seqs}, out);
+      std::vector<float> rows(out.logits);
+      a.advance(na);
+      b.advance(nb);
+      const TokenId next[2] = {kPromptA[3], kPromptB[1]};  // two more tokens, one step
+      const BatchSequence steps[2] = {a.next(0, 1, BatchSequence::Logits::Last),
+                                      b.next(1, 1, BatchSequence::Logits::Last)};
+      backend.forward({next, steps}, out);
+      rows.insert(rows.end(), out.logits.begin(), out.logits.end());
+      return rows;
+    };
+    const std::vector<float> all = run(BatchSequence::Logits::All, 0);
+    const std::vector<float> last = run(BatchSequence::Logits::Last, 8);
+    QCOMPARE(all.size(), (size_t(na + nb) + 2) * vocab);
+    QCOMPARE(last.size(), size_t(4) * vocab);
+    const std::span<const float> a(all), l(last);
+    QCOMPARE(maxAbsDiff(l.first(vocab), a.subspan(size_t(na - 1) * vocab, vocab)), 0.0f);
+    QCOMPARE(maxAbsDiff(l.subspan(vocab, vocab), a.subspan(size_t(na + nb - 1) * vocab, vocab)),
+             0.0f);
+    QCOMPARE(maxAbsDiff(l.subspan(2 * vocab), a.subspan(size_t(na + nb) * vocab)), 0.0f);
   }
 
   void oneTokenStepsOfTwoSequences() {
