@@ -12,12 +12,19 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <new>
 
 #include "backend/cpu/ops/attention_query_lanes.h"
+#include "backend/cpu/ops/avx512_attention_math.h"
 #include "backend/cpu/ops/reference_order.h"
 
 namespace ember::cpu::ops {
 namespace {
+
+using avx512::expPolynomial16;
+using avx512::convertF16x16;
+using avx512::loadF16x16;
+using avx512::sumPairwise16;
 
 constexpr int kMaxVectors = kMaxTileQueries / kLanes;  // query vectors per tile
 // Positions per batch of converted keys or values (a multiple of 16, so that a batch's lanes
@@ -35,38 +42,12 @@ struct Scratch {
     if (n > floats) {
       const int64_t rounded = (n + 15) / 16 * 16;
       data.reset(static_cast<float*>(std::aligned_alloc(64, size_t(rounded) * sizeof(float))));
+      if (!data) throw std::bad_alloc();
       floats = rounded;
     }
     return data.get();
   }
 };
-
-inline __m512 loadF16x16(const uint16_t* p) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-
-// The reference's expfPolynomial, as vector_math_avx512.cpp's expChunks computes it.
-inline __m512 expPolynomial16(__m512 x) {
-  const __m512 shift = _mm512_set1_ps(0x1.8p23f);
-  const __m512 z = _mm512_fmadd_ps(x, _mm512_set1_ps(0x1.715476p+0f), shift);
-  const __m512 n = _mm512_sub_ps(z, shift);
-  const __m512 b = _mm512_fnmadd_ps(n, _mm512_set1_ps(0x1.7f7d1cp-20f),
-                                    _mm512_fnmadd_ps(n, _mm512_set1_ps(0x1.62e4p-1f), x));
-  const __m512 u = _mm512_mul_ps(b, b);
-  const __m512 j = _mm512_fmadd_ps(
-      _mm512_fmadd_ps(
-          _mm512_fmadd_ps(_mm512_set1_ps(0x1.0e4020p-7f), b, _mm512_set1_ps(0x1.573e2ep-5f)), u,
-          _mm512_fmadd_ps(_mm512_set1_ps(0x1.555e66p-3f), b, _mm512_set1_ps(0x1.fffdb6p-2f))),
-      u, _mm512_fmadd_ps(_mm512_set1_ps(0x1.ffffecp-1f), b, _mm512_set1_ps(1.0f)));
-  const __m512 result = _mm512_scalef_ps(j, n);
-  const __mmask16 outside =
-      _mm512_cmp_ps_mask(_mm512_abs_ps(n), _mm512_set1_ps(192.0f), _CMP_GT_OQ);
-  if (outside == 0) return result;
-  const __mmask16 nonPositive = _mm512_cmp_ps_mask(n, _mm512_setzero_ps(), _CMP_LE_OQ);
-  return _mm512_mask_blend_ps(outside, result,
-                              _mm512_mask_blend_ps(nonPositive, _mm512_set1_ps(__builtin_inff()),
-                                                   _mm512_setzero_ps()));
-}
 
 // q.k for K keys (rows of n floats, `keys`) and the 16 queries of qt (n, 16), in the 16-lane
 // order: lane l of a key's sum takes the elements l, l + 16, ... (the first an exact product,
@@ -183,9 +164,7 @@ void softmax(const Tile& tile, float* scores) {
         e[l] = expPolynomial16(_mm512_sub_ps(_mm512_load_ps(at), max));
         _mm512_store_ps(at, e[l]);
       }
-      for (int l = 0; l < 8; ++l) e[l] = _mm512_add_ps(e[l], e[l + 8]);
-      for (int l = 0; l < 4; ++l) e[l] = _mm512_add_ps(e[l], e[l + 4]);
-      const __m512 chunk = _mm512_add_ps(_mm512_add_ps(e[0], e[2]), _mm512_add_ps(e[1], e[3]));
+      const __m512 chunk = sumPairwise16(e);
       sumLo = _mm512_add_pd(sumLo, _mm512_cvtps_pd(_mm512_castps512_ps256(chunk)));
       sumHi = _mm512_add_pd(sumHi, _mm512_cvtps_pd(_mm512_extractf32x8_ps(chunk, 1)));
     }
@@ -252,9 +231,7 @@ bool sumValues(const Tile& tile, std::span<const AttentionQuery> queries, const 
       const uint16_t* row =
           kv.valueAt(blockTable[size_t(p / kv.blockSize)], kvHead, p % kv.blockSize);
       for (int64_t c = 0; c < width; c += 16) {
-        const __m512 x = loadF16x16(row + c);
-        nonFinite |= _mm512_fpclass_ps_mask(x, 0x99);  // QNaN | +inf | -inf | SNaN
-        _mm512_store_ps(slot + c, x);
+        convertF16x16(row + c, slot + c, nonFinite);
       }
     }
     if (nonFinite != 0) return false;
@@ -273,9 +250,7 @@ bool sumValues(const Tile& tile, std::span<const AttentionQuery> queries, const 
       __m512 a[kLanes];
       for (int l = 0; l < kLanes; ++l)
         a[l] = _mm512_load_ps(lanes + ((int64_t(l) * width + c) * stride) + v * kLanes);
-      for (int l = 0; l < 8; ++l) a[l] = _mm512_add_ps(a[l], a[l + 8]);
-      for (int l = 0; l < 4; ++l) a[l] = _mm512_add_ps(a[l], a[l + 4]);
-      _mm512_store_ps(sums, _mm512_add_ps(_mm512_add_ps(a[0], a[2]), _mm512_add_ps(a[1], a[3])));
+      _mm512_store_ps(sums, sumPairwise16(a));
       for (int j = 0; j < kLanes && v * kLanes + j < int(queries.size()); ++j)
         queries[size_t(v * kLanes + j)].out[c] = sums[j];
     }
