@@ -1,8 +1,9 @@
 // The query-lanes attention kernel (ops/attention_query_lanes.h: a several-token tile with 16
 // queries per AVX-512 register) against attendHead, the per-query path of llama.cpp's
 // several-token operation order (ops/reference_order.h), query by query and bit for bit: tiles of
-// 1 to 64 queries (full, partial and single registers), spans of more than one 256-position
-// conversion batch, sliding windows that give every token its own first position, tiles that
+// 1 to 64 queries (full, partial and single registers), spans of more than one conversion batch
+// (64 Ki floats: 1024 positions at head size 64, 256 at 256; keys and values of different sizes
+// take batches of different lengths), sliding windows that give every token its own first position, tiles that
 // start mid-chunk, head sizes the kernel unrolls (64, 128, 256) and one it does not (48), scattered
 // blocks of awkward sizes, a peaked softmax whose weights mostly round to 0. Unwritten cache slots
 // hold NaN, so a read outside the positions some query sees poisons the result. A value row that
@@ -92,6 +93,8 @@ class TestAttentionQueryLanes : public QObject {
         << 16 << 100 << 70 << 13 << 2 << 64 << 64 << 9 << 2.0f;
     QTest::addRow("16 tokens, head 48 (not unrolled), values 80")
         << 16 << 333 << 317 << 16 << 1 << 48 << 80 << 0 << 2.0f;
+    QTest::addRow("head 80, values 96: batches of 816 and 672 positions")
+        << 16 << 1700 << 1690 << 10 << 2 << 80 << 96 << 0 << 2.0f;
     QTest::addRow("peaked softmax, 10 tokens x 3") << 16 << 700 << 690 << 10 << 3 << 64 << 64 << 0
                                                    << 40.0f;
   }
