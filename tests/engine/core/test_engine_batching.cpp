@@ -242,6 +242,29 @@ class EngineBatching : public QObject {
     QVERIFY2(worst <= 1e-4f, qPrintable(QString("max |logit difference| %1").arg(worst)));
   }
 
+  void modelsOwnAnswerIsReusedNextTurn() {
+    // A chat as the app lives it: turn 2 sends back the model's own answer of turn 1. The
+    // answer's keys and values were cached block by block as it was decoded (every token but
+    // the last sampled one was computed), so turn 2 reuses the full blocks of turn 1's prompt
+    // and answer: at most 16 tokens short of both (the partial last block and the last token),
+    // given that the answer's text tokenizes back to the ids the model sampled.
+    kernels_ = "fast";
+    auto engine = load(1, 64, true);
+    const Answer first = runTogether(*engine, {chat(conversation(kQuestions[1]), 48)})[0];
+    // The check means something only if the answer fills at least one block past the prompt.
+    QVERIFY2(first.stats.generatedTokens >= 32,
+             qPrintable(QString("turn 1 answered %1 tokens").arg(first.stats.generatedTokens)));
+    auto turn2 = conversation(kQuestions[1]);
+    turn2.push_back({{"role", "assistant"}, {"content", first.text}});
+    turn2.push_back({{"role", "user"}, {"content", "Now one about spring."}});
+    const Answer second = runTogether(*engine, {chat(turn2, 8)})[0];
+    const int32_t lived = first.stats.promptTokens + first.stats.generatedTokens;
+    QVERIFY2(second.stats.cachedPromptTokens >= lived - 16,
+             qPrintable(QString("reused %1 of %2; turn 1 had %3 prompt tokens and %4 answered")
+                            .arg(second.stats.cachedPromptTokens).arg(second.stats.promptTokens)
+                            .arg(first.stats.promptTokens).arg(first.stats.generatedTokens)));
+  }
+
   void preemptionUnderMemoryPressureGivesTheSameAnswers() {
     kernels_ = "fast";
     // A pool of one 256-token context (16 blocks of 16) for 8 requests of ~70 prompt + 24
