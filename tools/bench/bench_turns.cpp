@@ -26,6 +26,7 @@ struct TurnStats {
 
 // Per arm and turn, one value per repetition.
 struct Series {
+  std::vector<std::vector<double>> prompt = std::vector<std::vector<double>>(kTurns);
   std::vector<std::vector<double>> ttft = std::vector<std::vector<double>>(kTurns);
   std::vector<std::vector<double>> cached = std::vector<std::vector<double>>(kTurns);
   std::vector<std::vector<double>> tokenize = std::vector<std::vector<double>>(kTurns);
@@ -87,6 +88,35 @@ std::vector<TurnStats> replayChat(BenchHost& engine, const ReplayedChat& replay)
   return turns;
 }
 
+// The chat lived instead of replayed: each turn's answer is the model's own (greedy, up to
+// kOwnAnswerTokens, ended by its end-of-turn token) and the next turn sends it back, as the app
+// does. A cache then holds each answer from its decoding, and a turn computes its user message
+// (and the answer's last, partial block) only. The TTFT is that of the answer's first token.
+constexpr int kOwnAnswerTokens = 64;
+
+std::vector<TurnStats> liveChat(BenchHost& engine, const SyntheticChat& chat) {
+  SyntheticChat live = chat;  // the user messages kept, each answer replaced by the model's
+  std::vector<TurnStats> turns;
+  for (int t = 0; t < kTurns; ++t) {
+    GenerationRequest r;
+    r.sampling.temperature = 0;
+    r.sampling.maxTokens = kOwnAnswerTokens;
+    r.messages = turnMessages(live, t);
+    std::string answer;  // written on the engine thread, read once runTogether has returned
+    const RequestStats s =
+        engine.runTogether({std::move(r)}, [&answer](size_t, const RequestEvent& e) {
+          if (e.kind == RequestEvent::Kind::Text && !e.reasoning) answer += e.text;
+        })[0];
+    if (s.finishReason == FinishReason::Error || s.droppedTurns != 0)
+      throw Error("live chat turn " + std::to_string(t + 1) + " failed: " +
+                  (s.error.empty() ? "turns were dropped" : s.error));
+    live.assistant[static_cast<size_t>(t)] = answer;
+    turns.push_back({firstTokenMs(s), s.promptTokens, s.cachedPromptTokens, s.tokenizeMs,
+                     s.queueWaitMs, s.prefillMs});
+  }
+  return turns;
+}
+
 // The ideal of turn k, measured: a cold request whose prompt is only the tokens of turn k that
 // a perfect prefix cache would compute (those after the longest prefix shared with turn k-1's
 // prompt; all of turn 1). It computes as many positions as a perfect cache, but attends over
@@ -108,6 +138,7 @@ std::vector<double> idealTurns(BenchHost& coldEngine, const std::vector<size_t>&
 void record(Series& series, const std::vector<TurnStats>& turns) {
   for (int t = 0; t < kTurns; ++t) {
     series.ttft[static_cast<size_t>(t)].push_back(turns[static_cast<size_t>(t)].ttftMs);
+    series.prompt[static_cast<size_t>(t)].push_back(turns[static_cast<size_t>(t)].promptTokens);
     series.cached[static_cast<size_t>(t)].push_back(turns[static_cast<size_t>(t)].cachedTokens);
     series.tokenize[static_cast<size_t>(t)].push_back(turns[static_cast<size_t>(t)].tokenizeMs);
     series.queue[static_cast<size_t>(t)].push_back(turns[static_cast<size_t>(t)].queueMs);
@@ -144,6 +175,20 @@ void printTable(const ReplayedChat& replay, const std::vector<size_t>& newTokens
   std::fflush(stdout);
 }
 
+void printLiveTable(const Series& own) {
+  std::printf(
+      "live chat: the same user messages, each answer the model's own (greedy, at most %d\n"
+      "tokens), sent back the next turn; prefix cache on. new = prompt - cached.\n",
+      kOwnAnswerTokens);
+  std::printf("%4s %7s %7s %5s %10s\n", "turn", "prompt", "cached", "new", "ttft ms");
+  for (size_t t = 0; t < kTurns; ++t) {
+    const double prompt = median(own.prompt[t]), cached = median(own.cached[t]);
+    std::printf("%4zu %7.0f %7.0f %5.0f %10.1f\n", t + 1, prompt, cached, prompt - cached,
+                median(own.ttft[t]));
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int runTurnsFigure(const TurnsOptions& options, Reporter& reporter, bool json) {
@@ -156,7 +201,7 @@ int runTurnsFigure(const TurnsOptions& options, Reporter& reporter, bool json) {
                (t == 0 ? 0 : commonPrefix(replay.prompts[t], replay.prompts[t - 1]))));
   const size_t longest = replay.prompts.back().size();
 
-  Series on, off;
+  Series on, off, own;
   std::vector<std::vector<double>> ideal(kTurns);
   // Arms interleaved per repetition, each on a fresh engine so that a cache never holds the
   // previous repetition's chat; on goes first in even repetitions, off (then ideal) in odd ones,
@@ -171,9 +216,15 @@ int runTurnsFigure(const TurnsOptions& options, Reporter& reporter, bool json) {
       for (size_t t = 0; t < kTurns; ++t) ideal[t].push_back(idealMs[t]);
     }
     if (rep % 2 == 1 && !options.cachedOnly) runOn();
+    // Its prompts hold the model's answers instead of the replay's (about as long): room for
+    // every answer at its longest on top of the replay's last prompt.
+    if (options.ownAnswers)
+      record(own, liveChat(*loadEngine(options, true, longest + kTurns * kOwnAnswerTokens),
+                           replay.chat));
   }
 
   if (!json) printTable(replay, newTokens, on, off, ideal);
+  if (!json && options.ownAnswers) printLiveTable(own);
   const std::string sha = fileSha256(options.modelPath);
   for (size_t t = 0; t < kTurns; ++t) {
     const std::string turn = "ttft-turn" + std::to_string(t + 1);
@@ -196,6 +247,16 @@ int runTurnsFigure(const TurnsOptions& options, Reporter& reporter, bool json) {
     reporter.report(name, "x", pairedRatios(num, den), {}, sha);
   };
   ratio("ttft-turn8-over-turn1-cached", on.ttft[last], on.ttft[0]);
+  if (options.ownAnswers) {
+    for (size_t t = 0; t < kTurns; ++t) {
+      const std::string turn = std::to_string(t + 1);
+      reporter.report("ttft-turn" + turn + "-own-answers", "ms", own.ttft[t], {}, sha);
+      if (json)
+        reporter.report("cached-tokens-turn" + turn + "-own-answers", "tokens", own.cached[t], {},
+                        sha);
+    }
+    ratio("ttft-turn8-over-turn1-own-answers", own.ttft[last], own.ttft[0]);
+  }
   if (options.cachedOnly) return 0;
   ratio("ttft-turn8-over-turn1-cold", off.ttft[last], off.ttft[0]);
   ratio("ttft-turn8-cached-over-ideal", on.ttft[last], ideal[last]);

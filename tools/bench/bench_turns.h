@@ -1,6 +1,7 @@
 #pragma once
 // The ttft-turns figure (BENCHMARKS.md): TTFT of the 8 turns of a replayed chat with the prefix
-// cache on and off, against the ideal where only the new tokens of a turn are computed.
+// cache on and off, against the ideal where only the new tokens of a turn are computed; with
+// --own-answers also the chat lived, its answers the model's own.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -53,6 +54,8 @@ struct TurnsOptions {
   uint64_t seed = 1234;
   std::optional<std::string> dumpTurnsPath;  // writes the turns' prompt token ids as JSON
   bool cachedOnly = false;  // only the cache-on arm (the turn-8/turn-1 ratio and its stages)
+  // Adds the live arm: the chat with the model's own answers, sent back turn by turn.
+  bool ownAnswers = false;
 };
 
 // Runs the figure and reports it (a table, or JSON lines). Returns the process exit code.

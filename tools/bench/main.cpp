@@ -10,7 +10,8 @@
 // a 512-token prompt (with TTFT and inter-token latency); bw: streaming read bandwidth (GB/s)
 // for the roofline; tokens: prints the synthetic prompt ids (so a peer can use the same ones).
 // ttft-turns: TTFT per turn of a replayed 8-turn chat, prefix cache on / off / ideal
-// (--dump-turns writes the turns' messages and prompt ids for a peer); batch: aggregate decode
+// (--dump-turns writes the turns' messages and prompt ids for a peer; --own-answers adds the
+// chat lived, each answer the model's own and sent back the next turn); batch: aggregate decode
 // tokens/s and ITL with C chats at once (with --stagger: chats opened one at a time while the
 // earlier ones answer, their ITL p50/p95/max and the newcomers' TTFT per prompt budget while
 // decoding, side by side); load: time to the first token possible against the
@@ -43,7 +44,7 @@ constexpr const char* kUsage =
     "usage: ember-bench (pp|tg|bw|all|tokens) --model M [--threads N] [--kernels fast|reference|approx] [--repetitions R] "
     "[--json] [--prompt-seed S] [--count N]\n"
     "       ember-bench ttft-turns --model M [--threads N] [--kernels fast|reference|approx] [--repetitions R] [--json] "
-    "[--dump-turns FILE] [--cached-only]\n"
+    "[--dump-turns FILE] [--cached-only] [--own-answers]\n"
     "       ember-bench batch --model M [--threads N] [--kernels fast|reference|approx] [--repetitions R] [--json] "
     "[--concurrency 1,4,8,16] [--tokens 64]\n"
     "         staggered arrivals: [--stagger PIECES] [--concurrency CHATS] [--prompt-tokens 448] "
@@ -58,7 +59,7 @@ int run(const std::vector<std::string>& raw) {
                              {"--model", "--threads", "--repetitions", "--prompt-seed", "--count",
                               "--dump-turns", "--concurrency", "--tokens", "--kernels", "--ctx",
                               "--stagger", "--prompt-tokens", "--prompt-budgets"},
-                             {"--json", "--cached-only"});
+                             {"--json", "--cached-only", "--own-answers"});
   const int threads = std::stoi(args.value("--threads").value_or("0"));
   const int repetitions = std::stoi(args.value("--repetitions").value_or("5"));
   const uint64_t promptSeed = std::stoull(args.value("--prompt-seed").value_or("1234"));
@@ -83,6 +84,7 @@ int run(const std::vector<std::string>& raw) {
     turns.seed = promptSeed;
     turns.dumpTurnsPath = args.value("--dump-turns");
     turns.cachedOnly = args.flag("--cached-only");
+    turns.ownAnswers = args.flag("--own-answers");
     return bench::runTurnsFigure(turns, reporter, json);
   }
   if (figure == "load") {
