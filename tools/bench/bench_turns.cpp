@@ -51,6 +51,11 @@ RequestStats runToEnd(BenchHost& engine, GenerationRequest request) {
 // time, which ends at that token, is then the same moment.
 double firstTokenMs(const RequestStats& s) { return s.ttftMs > 0 ? s.ttftMs : s.totalMs; }
 
+TurnStats turnStats(const RequestStats& s) {
+  return {firstTokenMs(s), s.promptTokens, s.cachedPromptTokens, s.tokenizeMs, s.queueWaitMs,
+          s.prefillMs};
+}
+
 std::unique_ptr<BenchHost> loadEngine(const TurnsOptions& o, bool prefixCaching,
                                       size_t longestPrompt) {
   EngineOptions e;
@@ -82,8 +87,7 @@ std::vector<TurnStats> replayChat(BenchHost& engine, const ReplayedChat& replay)
       throw Error("turn " + std::to_string(t + 1) + ": the engine built " +
                   std::to_string(s.promptTokens) + " prompt tokens, the replay expected " +
                   std::to_string(expected));
-    turns.push_back({firstTokenMs(s), s.promptTokens, s.cachedPromptTokens, s.tokenizeMs,
-                     s.queueWaitMs, s.prefillMs});
+    turns.push_back(turnStats(s));
   }
   return turns;
 }
@@ -111,8 +115,7 @@ std::vector<TurnStats> liveChat(BenchHost& engine, const SyntheticChat& chat) {
       throw Error("live chat turn " + std::to_string(t + 1) + " failed: " +
                   (s.error.empty() ? "turns were dropped" : s.error));
     live.assistant[static_cast<size_t>(t)] = answer;
-    turns.push_back({firstTokenMs(s), s.promptTokens, s.cachedPromptTokens, s.tokenizeMs,
-                     s.queueWaitMs, s.prefillMs});
+    turns.push_back(turnStats(s));
   }
   return turns;
 }

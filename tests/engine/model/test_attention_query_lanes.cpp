@@ -5,10 +5,10 @@
 // (64 Ki floats: 1024 positions at head size 64, 256 at 256; keys and values of different sizes
 // take batches of different lengths), sliding windows that give every token its own first
 // position, tiles that start mid-chunk, head sizes the kernel unrolls (64, 128, 256) and ones it
-// does not (48, 80), scattered blocks of awkward sizes, a peaked softmax whose weights mostly round to 0. Unwritten cache slots
-// hold NaN, so a read outside the positions some query sees poisons the result. A value row that
-// is not finite makes the kernel decline without writing (the reference skips zero weights there);
-// attendHeads then still gives the reference's bits.
+// does not (48, 80), scattered blocks of awkward sizes, a peaked softmax whose weights mostly
+// round to 0. Unwritten cache slots hold NaN, so a read outside the positions some query sees
+// poisons the result. A value row that is not finite makes the kernel decline without writing
+// (the reference skips zero weights there); attendHeads then still gives the reference's bits.
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
