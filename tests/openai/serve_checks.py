@@ -5,6 +5,7 @@ the same request run alone (for streaming, seeds, stop strings and the load test
 import argparse
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -357,9 +358,18 @@ def check_load(serve, model_path, workdir, _schemas):
                          b"Authorization: Bearer " + KEY.encode() + b"\r\nContent-Length: "
                          + str(len(body)).encode() + b"\r\n\r\n" + body)
             sockets.append(sock)
-        first = sockets[0].recv(4096)
-        while b"data: " not in first:
-            first += sockets[0].recv(4096)
+        # The server may take the 16 in any order, so the first frame is awaited on all of
+        # them: a socket that happened to queue would see its first frame only after the
+        # running answers had already ended.
+        received = {sock: b"" for sock in sockets}
+        while not any(b"data: " in seen for seen in received.values()):
+            readable, _, _ = select.select(sockets, [], [], 60 * server.patience)
+            chunks = [sock.recv(4096) for sock in readable]
+            if not all(chunks) or not readable:
+                check(False, "a first frame among the 16 streams, none closed before it")
+                break
+            for sock, chunk in zip(readable, chunks):
+                received[sock] += chunk
         for sock in sockets:
             sock.close()
         deadline = time.time() + 10 * server.patience
