@@ -1,5 +1,6 @@
-"""Helpers for serve_checks.py: an ember-serve process on a free loopback port, raw HTTP, SSE
-reading, /metrics parsing, and the OpenAPI schemas as jsonschema validators."""
+"""Helpers for serve_checks.py and its parts: an ember-serve process on a free loopback port, raw
+HTTP, SSE reading, /metrics parsing, the OpenAPI schemas as jsonschema validators, and a greedy
+one-question chat request's arguments."""
 import json
 import os
 import signal
@@ -210,3 +211,10 @@ class Server:
                           headers={"Authorization": "Bearer " + key}) as response:
             response.read()
             return response.status_code
+
+
+def chat_args(model, question, **extra):  # greedy, so that answers can be compared
+    args = dict(model=model, messages=[{"role": "user", "content": question}],
+                temperature=0, max_tokens=24)
+    args.update(extra)
+    return args
